@@ -1,0 +1,332 @@
+"""A fake OpenAI chat-completions server on a loopback port.
+
+Real HTTP on ``127.0.0.1`` (port 0), so the real ``openai`` client and the
+instrumentations wrapped around it run unchanged. Replies are scripted in order
+(text, tool calls, or an HTTP error); both the JSON response and the streaming
+SSE form (``stream: true``, with the usage chunk when
+``stream_options.include_usage`` is set) are served. Every request is recorded.
+
+Standard library only, so it runs inside the capture virtual environments too::
+
+    with FakeOpenAI([ToolCallReply(...), TextReply("It is 14°C.")]) as fake:
+        client = openai.OpenAI(base_url=fake.base_url, api_key="test")
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+__all__ = [
+    "ErrorReply",
+    "FakeOpenAI",
+    "RecordedRequest",
+    "Reply",
+    "TextReply",
+    "ToolCall",
+    "ToolCallReply",
+]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function tool call the fake model makes.
+
+    Attributes:
+        id: The call id (``call_…``).
+        name: The function name.
+        arguments: The arguments as the JSON string OpenAI sends.
+    """
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class TextReply:
+    """A final text answer (``finish_reason=stop``)."""
+
+    text: str
+    prompt_tokens: int = 20
+    completion_tokens: int = 10
+
+
+@dataclass(frozen=True)
+class ToolCallReply:
+    """An assistant turn asking for tool calls (``finish_reason=tool_calls``).
+
+    Attributes:
+        tool_calls: The calls, in order.
+        text: Optional assistant text sent with the calls ("Let me look that up.").
+    """
+
+    tool_calls: tuple[ToolCall, ...]
+    text: str | None = None
+    prompt_tokens: int = 20
+    completion_tokens: int = 10
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    """An HTTP error in OpenAI's error shape."""
+
+    status: int = 500
+    message: str = "scripted failure"
+    type: str = "server_error"
+
+
+Reply = TextReply | ToolCallReply | ErrorReply
+
+
+@dataclass
+class RecordedRequest:
+    """What the client sent."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any = field(default=None)
+
+
+class FakeOpenAI:
+    """Serves scripted chat-completion replies on ``127.0.0.1`` and records requests.
+
+    Args:
+        replies: Replies served in order, one per ``POST /v1/chat/completions``.
+            When the script is exhausted the server answers 500 (a test that
+            makes more calls than it scripted should fail loudly).
+        model: The model name echoed in responses when the request names none.
+        stream_chunk_size: Characters per streamed content delta.
+
+    Attributes:
+        requests: Every request received, in order.
+    """
+
+    def __init__(
+        self,
+        replies: list[Reply] | tuple[Reply, ...] = (),
+        *,
+        model: str = "gpt-4o-mini",
+        stream_chunk_size: int = 8,
+    ) -> None:
+        self._replies: deque[Reply] = deque(replies)
+        self.model = model
+        self.stream_chunk_size = max(1, stream_chunk_size)
+        self.requests: list[RecordedRequest] = []
+        self._served = 0
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ control
+
+    def add(self, *replies: Reply) -> None:
+        """Append replies to the script."""
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """How many scripted replies have not been served yet."""
+        with self._lock:
+            return len(self._replies)
+
+    @property
+    def port(self) -> int:
+        """The bound port (only while started)."""
+        assert self._server is not None, "server not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """The ``base_url`` for ``openai.OpenAI`` (ends in ``/v1``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        """Bind a free loopback port and serve in a daemon thread."""
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                return
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body: Any = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                with fake._lock:
+                    fake.requests.append(
+                        RecordedRequest("POST", self.path, dict(self.headers.items()), body)
+                    )
+                if self.path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
+                    self._json(404, _error_body(f"no route {self.path}", "invalid_request_error"))
+                    return
+                if not isinstance(body, dict):
+                    self._json(400, _error_body("body is not a JSON object", "invalid_request_error"))
+                    return
+                with fake._lock:
+                    reply = fake._replies.popleft() if fake._replies else None
+                    fake._served += 1
+                    number = fake._served
+                if reply is None:
+                    self._json(500, _error_body("fake OpenAI: no scripted reply left", "server_error"))
+                    return
+                if isinstance(reply, ErrorReply):
+                    self._json(reply.status, _error_body(reply.message, reply.type))
+                    return
+                model = str(body.get("model") or fake.model)
+                completion_id = f"chatcmpl-fake{number:04d}"
+                if body.get("stream"):
+                    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                    self._stream(reply, model, completion_id, include_usage)
+                else:
+                    self._json(200, _completion(reply, model, completion_id))
+
+            def _json(self, status: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(
+                self, reply: TextReply | ToolCallReply, model: str, cid: str, usage: bool
+            ) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")  # the body ends when the socket closes
+                self.end_headers()
+                self.close_connection = True
+                for chunk in _chunks(reply, model, cid, usage, fake.stream_chunk_size):
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+# ---------------------------------------------------------------------- wire shapes
+
+
+def _error_body(message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _usage(reply: TextReply | ToolCallReply) -> dict[str, int]:
+    return {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+    }
+
+
+def _finish_reason(reply: TextReply | ToolCallReply) -> str:
+    return "tool_calls" if isinstance(reply, ToolCallReply) else "stop"
+
+
+def _completion(reply: TextReply | ToolCallReply, model: str, cid: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text, "refusal": None}
+    if isinstance(reply, ToolCallReply):
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in reply.tool_calls
+        ]
+    return {
+        "id": cid,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "fp_fake",
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": _finish_reason(reply)}
+        ],
+        "usage": _usage(reply),
+    }
+
+
+def _chunks(
+    reply: TextReply | ToolCallReply, model: str, cid: str, include_usage: bool, size: int
+) -> list[dict[str, Any]]:
+    created = int(time.time())
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "system_fingerprint": "fp_fake",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+
+    out = [chunk({"role": "assistant", "content": "" if reply.text is not None else None})]
+    text = reply.text or ""
+    out.extend(chunk({"content": text[i : i + size]}) for i in range(0, len(text), size))
+    if isinstance(reply, ToolCallReply):
+        for index, call in enumerate(reply.tool_calls):
+            out.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": call.id,
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
+            args = call.arguments
+            for i in range(0, len(args), size):
+                out.append(
+                    chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i : i + size]}}]})
+                )
+    out.append(chunk({}, _finish_reason(reply)))
+    if include_usage:
+        last = chunk({})
+        last["choices"] = []
+        last["usage"] = _usage(reply)
+        out.append(last)
+    return out

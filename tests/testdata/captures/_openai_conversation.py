@@ -1,0 +1,146 @@
+"""The scripted two-turn conversation over the real ``openai`` client (shared by the drivers).
+
+The app side is written the way an application would: it keeps the history
+itself (OpenAI's API is stateless), runs ``get_weather`` when asked and sends the
+result back as a ``tool`` message. What it sent and received is returned as
+``Turn`` records from which the drivers write the expectations.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from typing import Any, ContextManager
+
+from _common import (
+    LOOKUP_TEXT,
+    SYSTEM_PROMPT,
+    TOOL_DESCRIPTION,
+    TOOL_NAME,
+    TOOL_PARAMETERS,
+    TURN1_ANSWER,
+    TURN1_USER,
+    TURN2_ANSWER,
+    TURN2_USER,
+    ToolCallRecord,
+    Turn,
+    get_weather,
+)
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "parameters": TOOL_PARAMETERS},
+    }
+]
+
+TurnWrapper = Callable[[int, str], ContextManager[Any]]
+ToolRunner = Callable[[ToolCallRecord, Callable[[], Any]], Any]
+
+
+def scripted_replies(fake_openai_module: Any, *, call_id: str = "call_paris_1") -> list[Any]:
+    """The provider's side of the script (fake OpenAI replies, in order)."""
+    m = fake_openai_module
+    return [
+        m.ToolCallReply(
+            tool_calls=(m.ToolCall(call_id, TOOL_NAME, json.dumps({"city": "Paris"})),),
+            text=LOOKUP_TEXT,
+        ),
+        m.TextReply(TURN1_ANSWER),
+        m.TextReply(TURN2_ANSWER),
+    ]
+
+
+@contextlib.contextmanager
+def _no_span(*_: Any) -> Iterator[None]:
+    yield None
+
+
+def _plain_tool(_: ToolCallRecord, run: Callable[[], Any]) -> Any:
+    return run()
+
+
+def _chat(client: Any, model: str, messages: list[dict[str, Any]], stream: bool) -> tuple[str | None, list[tuple[str, str, str]]]:
+    """One chat completion; returns (text, [(id, name, arguments)])."""
+    kwargs: dict[str, Any] = {"model": model, "messages": messages, "tools": TOOLS}
+    if not stream:
+        response = client.chat.completions.create(**kwargs)
+        message = response.choices[0].message
+        calls = [(c.id, c.function.name, c.function.arguments) for c in (message.tool_calls or [])]
+        return message.content, calls
+    text_parts: list[str] = []
+    saw_text = False
+    by_index: dict[int, dict[str, str]] = {}
+    with client.chat.completions.create(**kwargs, stream=True, stream_options={"include_usage": True}) as chunks:
+        for chunk in chunks:
+            for choice in chunk.choices:
+                delta = choice.delta
+                if delta.content is not None:
+                    saw_text = saw_text or bool(delta.content)
+                    text_parts.append(delta.content)
+                for tc in delta.tool_calls or []:
+                    slot = by_index.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                    if tc.id:
+                        slot["id"] = tc.id
+                    if tc.function and tc.function.name:
+                        slot["name"] = tc.function.name
+                    if tc.function and tc.function.arguments:
+                        slot["arguments"] += tc.function.arguments
+    calls = [(s["id"], s["name"], s["arguments"]) for _, s in sorted(by_index.items())]
+    return ("".join(text_parts) if saw_text else None), calls
+
+
+def run_two_turns(
+    client: Any,
+    *,
+    model: str,
+    stream: bool,
+    wrap_turn: TurnWrapper | None = None,
+    run_tool: ToolRunner | None = None,
+) -> list[Turn]:
+    """Run the two scripted turns; return what was sent and received.
+
+    Args:
+        client: An ``openai.OpenAI`` pointed at the fake server.
+        model: The model name to request.
+        stream: Use ``stream=True`` (with the usage chunk) for every call.
+        wrap_turn: Context manager factory around each turn (the app's agent span).
+        run_tool: Runs one tool call (may wrap it in a span); gets the record and a thunk.
+    """
+    wrap_turn = wrap_turn or _no_span
+    run_tool = run_tool or _plain_tool
+    wire_history: list[dict[str, Any]] = []
+    turns: list[Turn] = []
+    for index, user_text in enumerate((TURN1_USER, TURN2_USER)):
+        turn = Turn(user_text=user_text, history=[m for t in turns for m in t.remembered_after()])
+        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
+        messages += wire_history
+        messages.append({"role": "user", "content": user_text})
+        with wrap_turn(index, user_text):
+            text, calls = _chat(client, model, messages, stream)
+            while calls:
+                turn.intermediate_text = text
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": text,
+                        "tool_calls": [
+                            {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+                            for cid, name, args in calls
+                        ],
+                    }
+                )
+                for cid, name, args in calls:
+                    decoded = json.loads(args)
+                    record = ToolCallRecord(cid, name, decoded)
+                    result = run_tool(record, lambda decoded=decoded: get_weather(**decoded))
+                    record.result, record.has_result = result, True
+                    turn.tool_calls.append(record)
+                    messages.append({"role": "tool", "tool_call_id": cid, "content": json.dumps(result)})
+                text, calls = _chat(client, model, messages, stream)
+            turn.final_text = text or ""
+            messages.append({"role": "assistant", "content": turn.final_text})
+        wire_history = messages[1:]
+        turns.append(turn)
+    return turns

@@ -1,0 +1,218 @@
+"""Capture driver: opentelemetry-instrumentation-openai-v2 2.4b0 (new GenAI attributes).
+
+Drives the real ``openai`` client, instrumented by opentelemetry-instrumentation-openai-v2
+with ``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental``, against the fake
+OpenAI server (tests/fakes/fake_openai.py) on 127.0.0.1, and exports with the real
+OTel SDK (OTLP/HTTP protobuf, batch processors) to the loopback capture server
+(tests/fakes/otlp_capture.py). Writes ``<scenario>.otlp.jsonl`` and
+``<scenario>.expected.json`` beside this file. Does not import scorecar code.
+
+Regenerate (from the repository root)::
+
+    python3 -m venv /tmp/capvenvs/genai-openai-v2
+    /tmp/capvenvs/genai-openai-v2/bin/pip install "opentelemetry-instrumentation-openai-v2==2.4b0" \
+        "opentelemetry-util-genai==1.1b0" "openai==3.57.0" "opentelemetry-sdk==1.45.2" \
+        "opentelemetry-exporter-otlp-proto-http==1.45.2" "httpx==0.28.1"
+    /tmp/capvenvs/genai-openai-v2/bin/python tests/testdata/captures/genai-openai-v2/generate.py
+
+Each scenario runs in a fresh subprocess (the instrumentation and the content
+mode are process-global).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from _common import (  # noqa: E402
+    AGENT_NAME,
+    CONVERSATION_ID,
+    SYSTEM_PROMPT,
+    agent_run_expectation,
+    otel_providers,
+    summarize_capture,
+    write_expected,
+)
+
+LIBRARY = "genai-openai-v2"
+MODEL = "gpt-4o-mini"
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "two_turns_tool": {"stream": False, "agent": True, "content": "span_only"},
+    "two_turns_tool_stream": {"stream": True, "agent": True, "content": "span_only"},
+    "bare_two_turns_tool": {"stream": False, "agent": False, "content": "span_only"},
+    "two_turns_tool_event_only": {"stream": False, "agent": True, "content": "event_only"},
+}
+
+
+def run_scenario(name: str) -> None:
+    """Run one scenario in this process and write its two files."""
+    spec = SCENARIOS[name]
+    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = spec["content"]
+
+    import fake_openai
+    import openai
+    from _openai_conversation import run_two_turns, scripted_replies
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    from opentelemetry.trace import SpanKind
+    from opentelemetry.util.genai.handler import get_telemetry_handler
+    from otlp_capture import OtlpCaptureServer
+
+    capture_path = HERE / f"{name}.otlp.jsonl"
+    with OtlpCaptureServer(capture_path) as capture, fake_openai.FakeOpenAI(
+        scripted_replies(fake_openai)
+    ) as provider:
+        tracer_provider, logger_provider = otel_providers(capture.endpoint, "weather-app", logs=True)
+        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+        app_tracer = tracer_provider.get_tracer("weather-app")
+        handler = get_telemetry_handler(tracer_provider=tracer_provider, logger_provider=logger_provider)
+
+        @contextlib.contextmanager
+        def agent_span(_index: int, _user_text: str) -> Iterator[Any]:
+            # The app's own invoke_agent span around each turn (what a hand-rolled agent does).
+            with app_tracer.start_as_current_span(
+                f"invoke_agent {AGENT_NAME}",
+                kind=SpanKind.INTERNAL,
+                attributes={
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": AGENT_NAME,
+                    "gen_ai.conversation.id": CONVERSATION_ID,
+                    "gen_ai.provider.name": "openai",
+                },
+            ) as span:
+                yield span
+
+        def traced_tool(record: Any, run: Any) -> Any:
+            # execute_tool span made by opentelemetry-util-genai's own helper.
+            with handler.tool(record.tool_name, tool_call_id=record.tool_call_id, tool_type="function") as inv:
+                if getattr(inv, "should_capture_content_on_span", True):
+                    inv.arguments = record.args
+                result = run()
+                if getattr(inv, "should_capture_content_on_span", True):
+                    inv.tool_result = json.dumps(result)
+                return result
+
+        client = openai.OpenAI(base_url=provider.base_url, api_key="sk-test", max_retries=0)
+        turns = run_two_turns(
+            client,
+            model=MODEL,
+            stream=spec["stream"],
+            wrap_turn=agent_span if spec["agent"] else None,
+            run_tool=traced_tool if spec["agent"] else None,
+        )
+        OpenAIInstrumentor().uninstrument()
+        tracer_provider.shutdown()  # flushes the batch processors into the capture
+        logger_provider.shutdown()
+        assert provider.pending == 0, "not every scripted reply was used"
+
+    lib_version = version("opentelemetry-instrumentation-openai-v2")
+    if spec["agent"]:
+        runs = [
+            agent_run_expectation(t, convention="genai", entity_name=AGENT_NAME) for t in turns
+        ]
+        notes = (
+            "The app wraps each turn in its own INTERNAL span `invoke_agent weather-agent` "
+            "(gen_ai.operation.name, gen_ai.agent.name, gen_ai.conversation.id=conv-42, no content "
+            "attributes on it). Under it: one `chat gpt-4o-mini` span per model call and an "
+            "`execute_tool get_weather` span made with opentelemetry-util-genai's handler.tool(). "
+            "History is only in the first chat span's gen_ai.input.messages (the app resends it); "
+            "remembered messages are inferred from it. The tool call of turn 1 comes from the first "
+            "chat's output (tool_call part) joined on the call id with the execute_tool span and the "
+            "second chat's tool_call_response input. The assistant message of turn 1 that asked for the "
+            "tool also carried the text 'Let me look that up.'"
+        )
+        if spec["content"] == "event_only":
+            for run in runs:
+                run["contentCaptured"] = True
+            notes += (
+                " Content mode event_only: the spans carry NO gen_ai.input/output.messages; the "
+                "content is in OTLP log records `gen_ai.client.inference.operation.details` (same "
+                "file) joined to the chat spans by trace/span id. execute_tool spans carry no "
+                "arguments/result in this mode."
+            )
+        if spec["stream"]:
+            notes += " Every model call streamed (SSE, include_usage)."
+    else:
+        t1, t2 = turns
+        call = t1.tool_calls[0]
+        runs = [
+            {
+                "convention": "genai",
+                "entityName": MODEL,
+                "systemMessages": [SYSTEM_PROMPT],
+                "taggedSystemMessages": {},
+                "inputMessages": [{"role": "user", "text": t1.user_text}],
+                "rememberedMessages": [],
+                "output": {
+                    "toolCalls": [
+                        {
+                            "toolName": call.tool_name,
+                            "toolCallId": call.tool_call_id,
+                            "args": call.args,
+                            "state": "call",
+                        }
+                    ]
+                },
+                "contentCaptured": True,
+            },
+            {
+                "convention": "genai",
+                "entityName": MODEL,
+                "systemMessages": [SYSTEM_PROMPT],
+                "output": {"text": t1.final_text},
+                "contentCaptured": True,
+            },
+            {
+                "convention": "genai",
+                "entityName": MODEL,
+                "systemMessages": [SYSTEM_PROMPT],
+                "taggedSystemMessages": {},
+                "inputMessages": [{"role": "user", "text": t2.user_text}],
+                "rememberedMessages": list(t2.history),
+                "output": {"text": t2.final_text, "toolCalls": []},
+                "contentCaptured": True,
+            },
+        ]
+        notes = (
+            "Bare chat calls, no agent span and no tool span: three root `chat gpt-4o-mini` spans, "
+            "one bare run each (entityName = model). Run 1 ends in a tool call (finish_reason "
+            "tool_call, text 'Let me look that up.'), no result is seen under it. Run 2's input ends "
+            "with the assistant tool call and the tool result (its new input and remembered "
+            "messages are deliberately not asserted: the app resent turn 1 with the tool loop). "
+            "Run 3 is turn 2 with the whole turn 1 as history."
+        )
+    write_expected(
+        HERE,
+        name,
+        library=LIBRARY,
+        library_version=lib_version,
+        convention="genai",
+        notes=notes,
+        runs=runs,
+    )
+    print(summarize_capture(capture_path))
+
+
+def main() -> int:
+    """Run every scenario (or the one named in argv) in its own subprocess."""
+    if len(sys.argv) > 1:
+        run_scenario(sys.argv[1])
+        return 0
+    for name in SCENARIOS:
+        subprocess.run([sys.executable, __file__, name], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
