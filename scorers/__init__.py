@@ -3,17 +3,22 @@
 Users write `from scorers import create_scorer, PromptStep, Judge`.
 """
 
+from scorers.builder import NotScorable, PromptStep, Scorer, StepResults, create_scorer, not_scorable
 from scorers.errors import (
     ConfigError,
     JudgeAuthError,
     JudgeParseError,
+    JudgeRequestError,
     JudgeUnavailableError,
     ScorecarError,
     ScorerError,
     ScorerRunError,
 )
+from scorers.judge import Judge, JudgeProvider, JudgeReply, JudgeRequest, default_model
+from scorers.processors import Matcher, RetryDecision, StreamErrorRetryProcessor
 from scorers.types import (
     AgentRunInput,
+    JudgeExecution,
     Message,
     RunTarget,
     ScoreRecord,
@@ -26,17 +31,33 @@ from scorers.types import (
 __all__ = [
     "AgentRunInput",
     "ConfigError",
+    "Judge",
     "JudgeAuthError",
+    "JudgeExecution",
     "JudgeParseError",
+    "JudgeProvider",
+    "JudgeReply",
+    "JudgeRequest",
+    "JudgeRequestError",
     "JudgeUnavailableError",
+    "Matcher",
     "Message",
+    "NotScorable",
+    "PromptStep",
+    "RetryDecision",
     "RunTarget",
     "ScoreRecord",
     "ScorecarError",
+    "Scorer",
     "ScorerError",
     "ScorerResult",
     "ScorerRun",
     "ScorerRunError",
+    "StepResults",
+    "StreamErrorRetryProcessor",
     "SystemMessage",
     "ToolInvocation",
+    "create_scorer",
+    "default_model",
+    "not_scorable",
 ]

@@ -8,6 +8,7 @@ ScorecarError                 retryable = False
 │  ├─ ScorerRunError          a step failed (failed_step, completed_steps, partial_result)
 │  ├─ JudgeUnavailableError   retryable = True: the provider could not be reached or was busy
 │  ├─ JudgeAuthError          401/403: a configuration error, never retried
+│  ├─ JudgeRequestError       the provider refused the request itself (400, 404, 413, 422 …)
 │  └─ JudgeParseError         the judge's reply did not parse or validate, fallback included
 └─ ExportError                a score sink refused or failed
 ```
@@ -24,6 +25,7 @@ __all__ = [
     "ExportError",
     "JudgeAuthError",
     "JudgeParseError",
+    "JudgeRequestError",
     "JudgeUnavailableError",
     "ScorecarError",
     "ScorerError",
@@ -62,6 +64,10 @@ class JudgeUnavailableError(ScorerError):
 
 class JudgeAuthError(ScorerError):
     """The judge refused our credentials (401/403). Never retried."""
+
+
+class JudgeRequestError(ScorerError):
+    """The provider refused the request itself (e.g. 400 prompt too long). Not retried."""
 
 
 class JudgeParseError(ScorerError):

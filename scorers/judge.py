@@ -1,0 +1,616 @@
+"""The LLM judge: settings (`Judge`), the provider seam, and one prompt step's judge call.
+
+`Judge` fields all default to None, meaning "inherit": a step's judge is merged field by field
+over the scorer's (processor lists replace, they do not merge), then the defaults apply (DESIGN
+§4). The provider call sits behind `JudgeProvider`; the concrete one is `AnthropicProvider`
+(`anthropic.AsyncAnthropic` with its own retries off, so retries never multiply: only the error
+processors retry).
+
+Structured output (`json_prompt_injection`):
+
+- `"auto"` (default) and `False`: native. Anthropic structured outputs (`output_config` with a
+  JSON schema) when the installed SDK has the parameter and the model is in its model list; else
+  a forced tool call whose `input_schema` is the output schema. No schema text in the prompt.
+- `"system"` / `True`: the schema is appended to the system prompt.
+- `"inline"`: the schema is appended to the user prompt.
+
+A reply that does not parse or validate gets exactly one more attempt with the schema injected
+(where the mode put it for `inline`/`system`, else in the system prompt); then the step fails with
+`JudgeParseError` — never a score of 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+import time
+import typing
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, Union, runtime_checkable
+
+import anthropic
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from scorers.errors import (
+    JudgeAuthError,
+    JudgeParseError,
+    JudgeRequestError,
+    JudgeUnavailableError,
+    ScorerError,
+)
+from scorers.processors import RetryDecision, is_auth_error, is_provider_retryable
+from scorers.types import JudgeExecution, JudgeUsage, ScoreError
+
+__all__ = [
+    "AnthropicProvider",
+    "DEFAULT_MAX_PROCESSOR_RETRIES",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_TIMEOUT",
+    "Judge",
+    "JudgeCallFailed",
+    "JudgeOutcome",
+    "JudgeProvider",
+    "JudgeReply",
+    "JudgeRequest",
+    "ResolvedJudge",
+    "call_judge",
+    "default_model",
+]
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_TOKENS = 1024
+DEFAULT_MAX_PROCESSOR_RETRIES = 10
+"""The retry cap when error processors are configured without `max_processor_retries`."""
+TOOL_NAME = "structured_output"
+SCORE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"score": {"type": "number"}},
+    "required": ["score"],
+    "additionalProperties": False,
+}
+INLINE_TEMPLATE = ("Return your response as JSON matching this schema:\n\n{schema}\n\n"
+                   "Return only valid JSON. Do not include markdown or explanatory text.")
+SYSTEM_TEMPLATE = ("\n\nJSON schema:\n{schema}\n"
+                   "You MUST answer with a JSON object that matches the JSON schema above.")
+
+InjectionSetting = Union[bool, Literal["auto", "system", "inline"]]
+Mode = Literal["native", "system", "inline"]
+
+
+def _sdk_models() -> list[str]:
+    names: list[str] = []
+    for arg in typing.get_args(anthropic.types.Model):
+        names.extend(a for a in typing.get_args(arg) if isinstance(a, str))
+    return names
+
+
+def _deprecated_models() -> set[str]:
+    try:
+        from anthropic._data import DEPRECATED_MODELS  # the SDK's own list (private module)
+    except ImportError:
+        return set()
+    return set(DEPRECATED_MODELS)
+
+
+def default_model() -> str:
+    """The default judge model: the newest Haiku alias in the installed SDK's model list
+    that the SDK does not mark deprecated (inexpensive and current)."""
+    deprecated = _deprecated_models()
+    for name in _sdk_models():  # the SDK lists newest first
+        if "haiku" in name and not re.search(r"\d{8}$", name) and name not in deprecated:
+            return name
+    return "claude-haiku-4-5"
+
+
+_SDK_HAS_OUTPUT_CONFIG = "output_config" in inspect.signature(
+    anthropic.resources.messages.AsyncMessages.create).parameters
+_STRUCTURED_OUTPUT_MODELS = frozenset(_sdk_models())
+"""Every Claude model this SDK lists supports structured outputs; other ids (proxies, custom
+deployments) get the forced tool call, which every Claude model supports."""
+
+
+# ---------------------------------------------------------------------- settings
+
+
+class Judge(BaseModel):
+    """Judge settings for a scorer or one prompt step; every None field inherits.
+
+    Attributes:
+        model: Anthropic model id (default: `default_model()`).
+        instructions: the judge's system prompt (required by the time a prompt step runs).
+        json_prompt_injection: `"auto"` (default), `False`, `True`, `"system"` or `"inline"`.
+        input_processors: objects with `process_input(messages) -> messages` (sync or async);
+            `messages` is a list of `{"role": "system"|"user", "content": str}` dicts.
+        output_processors: objects with `process_output(text) -> text` (sync or async).
+        error_processors: e.g. `StreamErrorRetryProcessor(...)`; without any, no retries.
+        max_processor_retries: cap on HTTP retries per judge call (10 when error processors are
+            configured and this is unset).
+        api_key: default `ANTHROPIC_API_KEY` (read by the SDK). Never logged.
+        base_url: default `ANTHROPIC_BASE_URL` (read by the SDK), else Anthropic's API.
+        timeout: seconds per HTTP call (default 60).
+        max_tokens: default 1024.
+        temperature: not sent unless set (some current models reject it).
+        provider: the provider seam (default `AnthropicProvider`), e.g. an in-process fake.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")
+
+    model: str | None = None
+    instructions: str | None = None
+    json_prompt_injection: InjectionSetting | None = None
+    input_processors: Sequence[Any] | None = None
+    output_processors: Sequence[Any] | None = None
+    error_processors: Sequence[Any] | None = None
+    max_processor_retries: int | None = Field(default=None, ge=0)
+    api_key: SecretStr | None = Field(default=None, repr=False)
+    base_url: str | None = None
+    timeout: float | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    temperature: float | None = Field(default=None, ge=0)
+    provider: Any = Field(default=None, repr=False)
+
+    def merged_over(self, base: Judge | None) -> Judge:
+        """This judge's set fields over `base`'s (field by field; lists replace)."""
+        if base is None:
+            return self
+        values = {name: getattr(self, name) if getattr(self, name) is not None
+                  else getattr(base, name) for name in Judge.model_fields}
+        return Judge(**values)
+
+    def resolve(self) -> ResolvedJudge:
+        """Apply the defaults to the fields still unset."""
+        injection = "auto" if self.json_prompt_injection is None else self.json_prompt_injection
+        mode: Mode = ("system" if injection is True or injection == "system"
+                      else "inline" if injection == "inline" else "native")
+        errors = tuple(self.error_processors or ())
+        cap = (self.max_processor_retries if self.max_processor_retries is not None
+               else DEFAULT_MAX_PROCESSOR_RETRIES if errors else 0)
+        return ResolvedJudge(
+            model=self.model or default_model(),
+            instructions=self.instructions,
+            mode=mode,
+            input_processors=tuple(self.input_processors or ()),
+            output_processors=tuple(self.output_processors or ()),
+            error_processors=errors,
+            max_processor_retries=cap,
+            api_key=self.api_key.get_secret_value() if self.api_key is not None else None,
+            base_url=self.base_url,
+            timeout=self.timeout if self.timeout is not None else DEFAULT_TIMEOUT,
+            max_tokens=self.max_tokens if self.max_tokens is not None else DEFAULT_MAX_TOKENS,
+            temperature=self.temperature,
+            provider=self.provider if self.provider is not None else _DEFAULT_PROVIDER,
+        )
+
+
+@dataclass(frozen=True)
+class ResolvedJudge:
+    """A judge with every default applied (what one call uses)."""
+
+    model: str
+    instructions: str | None
+    mode: Mode
+    input_processors: tuple[Any, ...]
+    output_processors: tuple[Any, ...]
+    error_processors: tuple[Any, ...]
+    max_processor_retries: int
+    api_key: str | None = field(repr=False)
+    base_url: str | None
+    timeout: float
+    max_tokens: int
+    temperature: float | None
+    provider: JudgeProvider = field(repr=False)
+
+
+# ---------------------------------------------------------------------- provider seam
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One HTTP call to the model, provider-neutral."""
+
+    model: str
+    system: str
+    messages: list[dict[str, Any]]
+    max_tokens: int
+    temperature: float | None = None
+    output_schema: dict[str, Any] | None = None
+    """Native structured output: send as Anthropic `output_config.format`."""
+    tool: dict[str, Any] | None = None
+    """Forced tool call: `{"name", "description", "input_schema"}`."""
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """What the model answered."""
+
+    text: str
+    tool_input: Any = None
+    """The forced tool call's input, when the request forced one and the model made it."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    stop_reason: str | None = None
+
+
+@runtime_checkable
+class JudgeProvider(Protocol):
+    """The seam between the judge and a model API."""
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """Make one call; raise the provider's error on failure (no retries here)."""
+        ...
+
+
+class AnthropicProvider:
+    """`JudgeProvider` over `anthropic.AsyncAnthropic(max_retries=0)`.
+
+    Clients are kept per event loop and per (api key, base url, timeout), so connections are
+    reused across calls.
+    """
+
+    def __init__(self) -> None:
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop,
+            dict[tuple[str | None, str | None, float], anthropic.AsyncAnthropic]] = (
+            weakref.WeakKeyDictionary())
+
+    def _client(self, request: JudgeRequest) -> anthropic.AsyncAnthropic:
+        per_loop = self._clients.setdefault(asyncio.get_running_loop(), {})
+        key = (request.api_key, request.base_url, request.timeout)
+        client = per_loop.get(key)
+        if client is None:
+            try:
+                client = anthropic.AsyncAnthropic(api_key=request.api_key,
+                                                  base_url=request.base_url,
+                                                  timeout=request.timeout, max_retries=0)
+            except anthropic.AnthropicError as exc:
+                # e.g. no API key anywhere: a configuration error, never retried.
+                raise JudgeAuthError(
+                    "cannot create the Anthropic client: set ANTHROPIC_API_KEY or "
+                    f"Judge(api_key=...) ({type(exc).__name__})") from None
+            per_loop[key] = client
+        return client
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """Call `messages.create` once and return its text, tool input and usage."""
+        kwargs: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens,
+                                  "system": request.system, "messages": request.messages}
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.output_schema is not None:
+            kwargs["output_config"] = {"format": {"type": "json_schema",
+                                                  "schema": request.output_schema}}
+        if request.tool is not None:
+            kwargs["tools"] = [request.tool]
+            kwargs["tool_choice"] = {"type": "tool", "name": request.tool["name"]}
+        message = await self._client(request).messages.create(**kwargs)
+        texts: list[str] = []
+        tool_input: Any = None
+        for block in message.content:
+            if block.type == "text":
+                texts.append(block.text)
+            elif (block.type == "tool_use" and request.tool is not None
+                  and block.name == request.tool["name"]):
+                tool_input = block.input
+        usage = message.usage
+        return JudgeReply(text="".join(texts), tool_input=tool_input,
+                          input_tokens=usage.input_tokens or 0,
+                          output_tokens=usage.output_tokens or 0,
+                          stop_reason=message.stop_reason)
+
+
+_DEFAULT_PROVIDER = AnthropicProvider()
+
+
+# ---------------------------------------------------------------------- one judge call
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """A successful judge call: the parsed value and its execution record."""
+
+    value: Any
+    execution: JudgeExecution
+
+
+class JudgeCallFailed(Exception):
+    """A judge call failed; `error` is the mapped scorecar error, `execution` the record."""
+
+    def __init__(self, error: BaseException, execution: JudgeExecution | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.execution = execution
+
+
+class _ParseFailure(Exception):
+    def __init__(self, code: str, message: str, raw: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.raw = raw
+
+
+class _ScoreOutput(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    score: float = Field(strict=True, allow_inf_nan=False)
+
+
+class _Schema:
+    """An output schema: its JSON schema, and how to validate a decoded reply."""
+
+    def __init__(self, schema: type[BaseModel] | dict[str, Any] | None, kind: str) -> None:
+        self.model: type[BaseModel] | None = None
+        self.validator: Any = None
+        if kind == "score":
+            self.model = _ScoreOutput
+            self.json_schema = SCORE_SCHEMA
+        elif isinstance(schema, type) and issubclass(schema, BaseModel):
+            self.model = schema
+            self.json_schema = schema.model_json_schema()
+        elif isinstance(schema, dict):
+            self.json_schema = schema
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            self.validator = cls(schema)
+        else:
+            raise TypeError("output_schema must be a pydantic model class or a JSON-schema dict")
+        self.text = json.dumps(self.json_schema)
+        self.is_object = self.json_schema.get("type") == "object"
+
+    def validate(self, value: Any, raw: str) -> Any:
+        if self.model is not None:
+            try:
+                parsed = self.model.model_validate(value)
+            except ValidationError as exc:
+                raise _ParseFailure("STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED",
+                                    f"reply does not match the schema: {exc.errors()[0]['msg']}",
+                                    raw) from None
+            return {"score": parsed.score} if self.model is _ScoreOutput else parsed
+        errors = sorted(self.validator.iter_errors(value), key=lambda e: list(e.path))
+        if errors:
+            raise _ParseFailure("STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED",
+                                f"reply does not match the schema: {errors[0].message}", raw)
+        return value
+
+
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
+
+
+def _decode(raw: str) -> Any:
+    stripped = raw.strip()
+    fenced = _FENCE.match(stripped)
+    if fenced:  # prompt-injected replies sometimes come in a markdown fence
+        stripped = fenced.group(1).strip()
+    if not stripped:
+        raise _ParseFailure("STRUCTURED_OUTPUT_OBJECT_UNDEFINED", "the judge returned no JSON", raw)
+    try:
+        return json.loads(stripped, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise _ParseFailure("JSON_PARSE_ERROR", f"reply is not valid JSON: {exc}", raw) from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _check_messages(messages: Any) -> list[dict[str, Any]]:
+    if not isinstance(messages, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("role"), str)
+            and isinstance(m.get("content"), str) for m in messages):
+        raise TypeError("an input processor must return a list of "
+                        "{'role': str, 'content': str} dicts")
+    return messages
+
+
+def _map_error(exc: BaseException) -> BaseException:
+    """The scorecar error for a provider failure that will not be retried."""
+    if isinstance(exc, (JudgeAuthError, JudgeUnavailableError, JudgeRequestError)):
+        return exc
+    if is_auth_error(exc):
+        status = getattr(exc, "status_code", None)
+        return JudgeAuthError(f"the judge refused our credentials (HTTP {status}): "
+                              "check the API key and its permissions")
+    if isinstance(exc, anthropic.APIStatusError):
+        if is_provider_retryable(exc):
+            return JudgeUnavailableError(f"judge unavailable (HTTP {exc.status_code}): {exc}")
+        return JudgeRequestError(f"the judge refused the request (HTTP {exc.status_code}): {exc}")
+    if is_provider_retryable(exc):
+        return JudgeUnavailableError(f"judge unreachable: {type(exc).__name__}: {exc}")
+    if isinstance(exc, (ValueError, anthropic.APIResponseValidationError)):
+        # A 200 whose body is not a Messages API reply (a broken proxy).
+        return JudgeUnavailableError(f"the judge's response was not a valid API reply: "
+                                     f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+def _error_code(exc: BaseException) -> str | None:
+    for attr in ("type", "code"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, str):
+            return value
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return f"http_{status}"
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, anthropic.APIConnectionError):
+        return "connection_error"
+    return None
+
+
+class _Call:
+    """Bookkeeping of one judge call (all its format attempts and HTTP calls)."""
+
+    def __init__(self, judge: ResolvedJudge) -> None:
+        self.judge = judge
+        self.started = time.perf_counter()
+        self.attempts = 0
+        self.http_calls = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.raw: str | None = None
+
+    def execution(self, error: BaseException | None = None, code: str | None = None
+                  ) -> JudgeExecution:
+        return JudgeExecution(
+            status="failed" if error is not None else "success",
+            judge_model_id=self.judge.model,
+            usage=JudgeUsage(input_tokens=self.input_tokens, output_tokens=self.output_tokens),
+            attempt_count=self.attempts,
+            model_call_count=self.http_calls,
+            duration_ms=(time.perf_counter() - self.started) * 1000.0,
+            raw_output=self.raw if error is not None else None,
+            error=None if error is None else ScoreError(
+                name=type(error).__name__, message=str(error),
+                code=code or _error_code(error) or (
+                    _error_code(error.__cause__) if error.__cause__ is not None else None)),
+        )
+
+    async def send(self, request: JudgeRequest) -> JudgeReply:
+        """One HTTP call with the error processors' retries."""
+        retries = 0
+        while True:
+            self.http_calls += 1
+            try:
+                reply = await self.judge.provider.complete(request)
+            except asyncio.CancelledError:
+                raise
+            except (JudgeAuthError, JudgeRequestError):
+                raise
+            except Exception as exc:
+                decision = await self._decide(exc, retries)
+                if decision is None:
+                    raise _map_error(exc) from exc
+                retries += 1
+                if decision.delay > 0:
+                    await asyncio.sleep(decision.delay)
+                continue
+            self.input_tokens += reply.input_tokens
+            self.output_tokens += reply.output_tokens
+            return reply
+
+    async def _decide(self, exc: BaseException, retries: int) -> RetryDecision | None:
+        if retries >= self.judge.max_processor_retries or is_auth_error(exc):
+            return None
+        for processor in self.judge.error_processors:
+            decision = await _maybe_await(
+                processor.process_api_error(error=exc, retry_count=retries))
+            if isinstance(decision, RetryDecision) and decision.retry:
+                return decision
+        return None
+
+
+async def call_judge(scorer_judge: Judge | None, step_judge: Judge | None, *, step: str,
+                     prompt: str, kind: Literal["text", "score", "object"],
+                     output_schema: type[BaseModel] | dict[str, Any] | None = None
+                     ) -> JudgeOutcome:
+    """Ask the judge for one prompt step's answer.
+
+    Args:
+        scorer_judge: the scorer-level settings (or None).
+        step_judge: the step-level settings, merged field by field over `scorer_judge`.
+        step: the step name (for messages).
+        prompt: the user prompt.
+        kind: `text` (plain answer), `score` (`{"score": number}`) or `object` (`output_schema`).
+        output_schema: pydantic model class or JSON-schema dict, for `object`.
+
+    Returns:
+        The parsed value (a model instance for model schemas, `{"score": x}` for `score`, the
+        text for `text`) and the execution record.
+
+    Raises:
+        JudgeCallFailed: wrapping `JudgeAuthError`, `JudgeUnavailableError`,
+            `JudgeRequestError`, `JudgeParseError`, a `ScorerError` for missing instructions,
+            or a processor's own exception; with the execution record when a request was made.
+    """
+    merged = (step_judge.merged_over(scorer_judge) if step_judge is not None
+              else scorer_judge or Judge())
+    judge = merged.resolve()
+    if not judge.instructions:
+        raise JudgeCallFailed(ScorerError(f'step "{step}" requires judge instructions'), None)
+    call = _Call(judge)
+    try:
+        schema = _Schema(output_schema, kind) if kind != "text" else None
+        messages: list[dict[str, Any]] = [{"role": "system", "content": judge.instructions},
+                                          {"role": "user", "content": prompt}]
+        for processor in judge.input_processors:
+            messages = _check_messages(await _maybe_await(processor.process_input(messages)))
+    except Exception as exc:
+        raise JudgeCallFailed(exc, call.execution(exc)) from exc
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    conversation = [{"role": m["role"], "content": m["content"]}
+                    for m in messages if m["role"] != "system"]
+
+    modes: list[Mode] = [judge.mode]
+    if schema is not None:  # the single format fallback
+        modes.append(judge.mode if judge.mode in ("system", "inline") else "system")
+    failure: _ParseFailure | None = None
+    for mode in modes:
+        call.attempts += 1
+        request = _build_request(judge, system, conversation, schema, mode)
+        try:
+            reply = await call.send(request)
+            raw = (json.dumps(reply.tool_input) if reply.tool_input is not None
+                   else reply.text)
+            for processor in judge.output_processors:
+                raw = await _maybe_await(processor.process_output(raw))
+                if not isinstance(raw, str):
+                    raise TypeError("an output processor must return a string")
+        except Exception as exc:
+            raise JudgeCallFailed(exc, call.execution(exc)) from exc
+        call.raw = raw
+        if schema is None:
+            return JudgeOutcome(raw, call.execution())
+        try:
+            value = _decode(raw)
+            if request.tool is not None and not schema.is_object and isinstance(value, dict):
+                value = value.get("value")  # unwrap a non-object schema sent as a tool
+            return JudgeOutcome(schema.validate(value, raw), call.execution())
+        except _ParseFailure as exc:
+            failure = exc
+    assert failure is not None
+    error = JudgeParseError(f'step "{step}": {failure} (after {call.attempts} attempts)')
+    raise JudgeCallFailed(error, call.execution(error, failure.code))
+
+
+def _build_request(judge: ResolvedJudge, system: str, conversation: list[dict[str, Any]],
+                   schema: _Schema | None, mode: Mode) -> JudgeRequest:
+    messages = [dict(m) for m in conversation]
+    output_schema: dict[str, Any] | None = None
+    tool: dict[str, Any] | None = None
+    if schema is not None:
+        if mode == "system":
+            system = system + SYSTEM_TEMPLATE.format(schema=schema.text)
+        elif mode == "inline":
+            last = next((m for m in reversed(messages) if m["role"] == "user"), None)
+            injection = {"type": "text", "text": INLINE_TEMPLATE.format(schema=schema.text)}
+            if last is None:
+                messages.append({"role": "user", "content": [injection]})
+            else:  # appended as a text part of the last user message, as Mastra does
+                last["content"] = [{"type": "text", "text": last["content"]}, injection]
+        elif _SDK_HAS_OUTPUT_CONFIG and judge.model in _STRUCTURED_OUTPUT_MODELS:
+            try:
+                output_schema = anthropic.transform_schema(schema.json_schema)
+            except (ValueError, TypeError):
+                output_schema = None
+        if mode == "native" and output_schema is None:
+            input_schema = schema.json_schema if schema.is_object else {
+                "type": "object", "properties": {"value": schema.json_schema},
+                "required": ["value"]}
+            tool = {"name": TOOL_NAME, "description": "Return the answer as structured output.",
+                    "input_schema": input_schema}
+    return JudgeRequest(model=judge.model, system=system, messages=messages,
+                        max_tokens=judge.max_tokens, temperature=judge.temperature,
+                        output_schema=output_schema, tool=tool, api_key=judge.api_key,
+                        base_url=judge.base_url, timeout=judge.timeout)
+

@@ -1,0 +1,274 @@
+"""Judge error processors: when and how long to wait before retrying a failed judge call.
+
+A port of Mastra's `StreamErrorRetryProcessor` (reference §3). An error processor has
+`process_api_error(*, error, retry_count) -> RetryDecision | None` (sync or async); the judge
+asks its processors in order after a failed HTTP call, waits `decision.delay` seconds when one says
+`retry`, and calls again — at most `max_processor_retries` times per judge call (default 10 when
+error processors are configured, 0 without any). Only the failing call is retried.
+
+Decision logic of `StreamErrorRetryProcessor`:
+
+1. Authentication and permission failures (401/403, `authentication_error`,
+   `permission_error`, `invalid_api_key`, …) are never retried.
+2. The user's matchers are tried in order on the error and its causes; the first match wins and
+   brings its own `max_retries`/`delay`.
+3. Else errors the provider marks retryable are retried: HTTP 408, 409, 429, 5xx (529
+   `overloaded_error` included), connection errors and timeouts (and `x-should-retry: true`).
+4. Else, only with `retry_unknown_errors=True`.
+5. The wait is `max(delay, min(Retry-After, max_retry_after))`; `retry-after-ms` wins over
+   `retry-after` (integer seconds or an HTTP date).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any, Protocol, Union, runtime_checkable
+
+import anthropic
+
+__all__ = [
+    "ErrorProcessor",
+    "Matcher",
+    "RetryDecision",
+    "StreamErrorRetryProcessor",
+    "is_auth_error",
+    "is_provider_retryable",
+    "retry_after_seconds",
+]
+
+Delay = Union[float, Callable[[int], Union[float, Awaitable[float]]]]
+MatchFn = Callable[[BaseException], bool]
+
+_AUTH_CODES = frozenset({"access_denied", "authentication_error", "forbidden", "invalid_api_key",
+                         "permission_denied", "permission_error"})
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True)
+class RetryDecision:
+    """What an error processor decided.
+
+    Attributes:
+        retry: whether to call the model again.
+        delay: seconds to wait first.
+    """
+
+    retry: bool
+    delay: float = 0.0
+
+
+@runtime_checkable
+class ErrorProcessor(Protocol):
+    """Anything that decides whether a failed judge call is retried."""
+
+    def process_api_error(self, *, error: BaseException,
+                          retry_count: int) -> RetryDecision | None | Awaitable[
+                              RetryDecision | None]:
+        """Decide for one failed call; `retry_count` is how many retries already happened."""
+        ...
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """A user rule: errors for which `match(error)` is true get their own retry policy.
+
+    Attributes:
+        match: predicate over an error (tried on the error and each of its causes).
+        max_retries: this rule's cap (default: the processor's `max_retries`).
+        delay: this rule's wait, seconds or a callable of the retry count
+            (default: the processor's `delay`).
+    """
+
+    match: MatchFn
+    max_retries: int | None = None
+    delay: Delay | None = None
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """The error, then its causes (cycle-safe)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__
+
+
+def _status(error: BaseException) -> int | None:
+    status = getattr(error, "status_code", None)
+    if status is None:
+        status = getattr(error, "status", None)
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
+
+
+def _headers(error: BaseException) -> Any:
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        headers = getattr(error, "response_headers", None)
+    return headers
+
+
+def _codes(error: BaseException) -> set[str]:
+    codes: set[str] = set()
+    for attr in ("type", "code", "error_code"):
+        value = getattr(error, attr, None)
+        if isinstance(value, str):
+            codes.add(value.lower())
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            for key in ("type", "code"):
+                value = inner.get(key)
+                if isinstance(value, str):
+                    codes.add(value.lower())
+    return codes
+
+
+def is_auth_error(error: BaseException) -> bool:
+    """True for 401/403 and authentication/permission errors anywhere in the cause chain."""
+    for err in _chain(error):
+        if isinstance(err, (anthropic.AuthenticationError, anthropic.PermissionDeniedError)):
+            return True
+        if _status(err) in (401, 403) or _codes(err) & _AUTH_CODES:
+            return True
+    return False
+
+
+def is_provider_retryable(error: BaseException) -> bool:
+    """True when the provider marks the error retryable (408, 409, 429, 5xx, connection, timeout).
+
+    `x-should-retry: true|false` from the server wins, as in the Anthropic SDK.
+    """
+    for err in _chain(error):
+        if isinstance(err, anthropic.APIConnectionError):  # includes APITimeoutError
+            return True
+        if isinstance(err, TimeoutError):
+            return True
+        if getattr(err, "is_retryable", None) is True:
+            return True
+        status = _status(err)
+        if status is not None:
+            headers = _headers(err)
+            hint = headers.get("x-should-retry") if headers is not None else None
+            if hint in ("true", "false"):
+                return hint == "true"
+            return status in _RETRYABLE_STATUS or status >= 500
+    return False
+
+
+def retry_after_seconds(error: BaseException) -> float | None:
+    """The provider's requested wait in seconds, or None.
+
+    `retry-after-ms` (milliseconds) wins over `retry-after` (seconds, or an HTTP date).
+    """
+    for err in _chain(error):
+        headers = _headers(err)
+        if headers is None:
+            continue
+        lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+        value = lowered.get("retry-after-ms")
+        if value is not None:
+            try:
+                ms = float(value)
+            except ValueError:
+                ms = math.nan
+            if math.isfinite(ms) and ms >= 0:
+                return ms / 1000.0
+        value = lowered.get("retry-after")
+        if value is not None:
+            try:
+                seconds = float(value)
+            except ValueError:
+                try:
+                    when = parsedate_to_datetime(value)
+                except (TypeError, ValueError):
+                    continue
+                return max(0.0, when.timestamp() - time.time())
+            if math.isfinite(seconds) and seconds >= 0:
+                return seconds
+    return None
+
+
+async def _resolve_delay(delay: Delay, retry_count: int) -> float:
+    value = delay(retry_count) if callable(delay) else delay
+    if inspect.isawaitable(value):
+        value = await value
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return seconds if math.isfinite(seconds) and seconds > 0 else 0.0  # <0/NaN → 0
+
+
+@dataclass(frozen=True)
+class _Policy:
+    max_retries: int
+    delay: Delay
+
+
+class StreamErrorRetryProcessor:
+    """Retries judge calls that failed with a transient error (Mastra's processor of that name).
+
+    Args:
+        max_retries: retries for errors without a matcher of their own (default 1).
+        delay: seconds to wait, or a callable of the retry count (0, 1, …) returning seconds
+            (sync or async); negative or NaN means 0.
+        max_retry_after: cap, in seconds, on the provider's Retry-After (not on `delay`).
+        matchers: callables `(error) -> bool` or `Matcher`s, tried first, in order.
+        retry_unknown_errors: also retry errors nothing recognises (never auth errors).
+    """
+
+    def __init__(self, *, max_retries: int = 1, delay: Delay = 0.0,
+                 max_retry_after: float = 30.0,
+                 matchers: Sequence[Matcher | MatchFn] = (),
+                 retry_unknown_errors: bool = False) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        if max_retry_after < 0:
+            raise ValueError("max_retry_after must be >= 0")
+        self.max_retries = max_retries
+        self.delay = delay
+        self.max_retry_after = max_retry_after
+        self.matchers: tuple[Matcher, ...] = tuple(
+            m if isinstance(m, Matcher) else Matcher(match=m) for m in matchers)
+        self.retry_unknown_errors = retry_unknown_errors
+
+    def __repr__(self) -> str:
+        return (f"StreamErrorRetryProcessor(max_retries={self.max_retries}, delay={self.delay!r}, "
+                f"max_retry_after={self.max_retry_after}, matchers={len(self.matchers)}, "
+                f"retry_unknown_errors={self.retry_unknown_errors})")
+
+    def _policy(self, error: BaseException) -> _Policy | None:
+        for err in _chain(error):
+            for matcher in self.matchers:
+                try:
+                    matched = bool(matcher.match(err))
+                except Exception:  # a broken matcher does not match
+                    matched = False
+                if matched:
+                    return _Policy(
+                        self.max_retries if matcher.max_retries is None else matcher.max_retries,
+                        self.delay if matcher.delay is None else matcher.delay)
+        if is_provider_retryable(error) or self.retry_unknown_errors:
+            return _Policy(self.max_retries, self.delay)
+        return None
+
+    async def process_api_error(self, *, error: BaseException,
+                                retry_count: int) -> RetryDecision:
+        """Decide whether to retry after `error`, the `retry_count`-th retry having failed."""
+        if is_auth_error(error):
+            return RetryDecision(retry=False)
+        policy = self._policy(error)
+        if policy is None or retry_count >= policy.max_retries:
+            return RetryDecision(retry=False)
+        configured = await _resolve_delay(policy.delay, retry_count)
+        retry_after = retry_after_seconds(error) or 0.0
+        return RetryDecision(retry=True,
+                             delay=max(configured, min(retry_after, self.max_retry_after)))

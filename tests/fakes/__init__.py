@@ -1,0 +1,1 @@
+"""Fakes for tests: real servers on loopback ports that the real clients talk to."""
