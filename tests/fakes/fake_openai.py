@@ -160,8 +160,7 @@ class FakeOpenAI:
                 return
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
+                raw = _read_body(self)
                 try:
                     body: Any = json.loads(raw) if raw else None
                 except ValueError:
@@ -246,6 +245,23 @@ class FakeOpenAI:
 
 
 # ---------------------------------------------------------------------- wire shapes
+
+
+def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
+    """The request body, by Content-Length or chunked transfer encoding (Node's http sends chunked)."""
+    if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
+        chunks = []
+        while True:
+            size_line = handler.rfile.readline().split(b";", 1)[0].strip()
+            size = int(size_line or b"0", 16)
+            if size == 0:
+                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(chunks)
+            chunks.append(handler.rfile.read(size))
+            handler.rfile.readline()  # the CRLF after each chunk
+    return handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+
 
 
 def _error_body(message: str, kind: str) -> dict[str, Any]:

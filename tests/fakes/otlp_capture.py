@@ -23,6 +23,7 @@ import argparse
 import base64
 import gzip
 import json
+import os
 import signal
 import sys
 import threading
@@ -107,6 +108,22 @@ def request_to_otlp_json(message: Message) -> dict[str, Any]:
     return ids_to_hex(as_dict)  # type: ignore[no-any-return]
 
 
+def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
+    """The request body, by Content-Length or chunked transfer encoding (Node's http sends chunked)."""
+    if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
+        chunks = []
+        while True:
+            size_line = handler.rfile.readline().split(b";", 1)[0].strip()
+            size = int(size_line or b"0", 16)
+            if size == 0:
+                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(chunks)
+            chunks.append(handler.rfile.read(size))
+            handler.rfile.readline()  # the CRLF after each chunk
+    return handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+
+
 def _decode_body(headers: Any, body: bytes, request_type: type[Message]) -> Message:
     encoding = (headers.get("Content-Encoding") or "").lower()
     if encoding == "gzip":
@@ -181,9 +198,11 @@ class OtlpCaptureServer:
                 self.wfile.write(body)
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length)
+                body = _read_body(self)
                 path = self.path.split("?", 1)[0]
+                if os.environ.get("OTLP_CAPTURE_DEBUG"):
+                    print(f"otlp_capture: {path} {self.headers.get('Content-Type')} "
+                          f"{self.headers.get('Content-Encoding')} {len(body)} bytes", file=sys.stderr)
                 wants_json = "json" in (self.headers.get("Content-Type") or "").lower()
                 if path == "/v1/metrics":
                     self._reply(200, b"{}" if wants_json else b"", self._ctype(wants_json))
@@ -256,7 +275,10 @@ def main(argv: list[str] | None = None) -> int:
     with OtlpCaptureServer(args.out) as server:
         print(f"PORT {server.port}", flush=True)
         stop.wait()
-    print(f"WROTE {len(server.documents)} requests, refused {server.refused}", flush=True)
+    try:
+        print(f"WROTE {len(server.documents)} requests, refused {server.refused}", flush=True)
+    except BrokenPipeError:  # the parent is gone; the file is what matters
+        pass
     return 0
 
 

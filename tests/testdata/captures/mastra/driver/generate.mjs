@@ -1,0 +1,362 @@
+// Capture driver: @mastra/core 1.71 + @mastra/memory (LibSQL :memory:) + @mastra/otel-exporter.
+//
+// Runs a real Mastra agent with memory (working memory on), a real tool, and Mastra's own
+// mock model (MastraLanguageModelV2Mock from @mastra/core/test-utils/llm-mock) scripted step
+// by step. Mastra's OtelExporter posts OTLP/HTTP protobuf to the loopback capture server
+// (tests/fakes/otlp_capture.py, started here as a child process with python3), which writes
+// ../<scenario>.otlp.jsonl. The expectations ../<scenario>.expected.json are written from the
+// script and checked against the prompts the mock model actually received. No scorecar code.
+//
+// Regenerate (from this folder; needs Node 20 and a python3 with protobuf + opentelemetry-proto,
+// e.g. the repository's own environment after `pip install -e .`):
+//
+//     npm ci && node generate.mjs
+//
+// Scenarios: three_turns_memory_tool (agent.generate) and three_turns_memory_tool_stream
+// (agent.stream), each a three-turn thread: turn 1 calls get_weather(Paris), turn 2 is a
+// follow-up answered from memory, turn 3 passes a per-call `system` option and calls
+// get_weather(Berlin).
+
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+import { Agent } from '@mastra/core/agent';
+import { Mastra } from '@mastra/core/mastra';
+import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
+import { createTool } from '@mastra/core/tools';
+import { LibSQLStore } from '@mastra/libsql';
+import { Memory } from '@mastra/memory';
+import { Observability } from '@mastra/observability';
+import { OtelExporter } from '@mastra/otel-exporter';
+import { z } from 'zod';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const OUT = resolve(HERE, '..');
+const CAPTURE_SERVER = resolve(HERE, '../../../../fakes/otlp_capture.py');
+const require = createRequire(import.meta.url);
+const CORE_VERSION = require('@mastra/core/package.json').version;
+const EXPORTER_VERSION = require('@mastra/otel-exporter/package.json').version;
+
+const AGENT_ID = 'weather-agent';
+const AGENT_NAME = 'Weather Agent';
+const MODEL_ID = 'mock-weather-model';
+const INSTRUCTIONS = 'You are a weather bot. Answer in one short sentence.';
+const CALL_SYSTEM = 'Always use degrees Celsius.';
+const THREAD_ID = 'thread-ana';
+const RESOURCE_ID = 'user-ana';
+const WORKING_MEMORY_TEMPLATE = '# User\n- Name:\n- Home city:\n';
+const WEATHER = {
+  Paris: { temp_c: 14, conditions: 'rain' },
+  Berlin: { temp_c: 9, conditions: 'cloudy' },
+};
+
+// The conversation script: per turn, the user text, the model steps, the per-call system option.
+const TURNS = [
+  {
+    user: 'What is the weather in Paris?',
+    steps: [
+      { text: null, toolCalls: [{ toolCallId: 'call_paris_1', toolName: 'get_weather', args: { city: 'Paris' } }] },
+      { text: 'It is 14°C and raining in Paris.' },
+    ],
+  },
+  {
+    user: 'Should I take an umbrella?',
+    steps: [{ text: 'Yes, take an umbrella: it is raining in Paris.' }],
+  },
+  {
+    user: 'And in Berlin?',
+    system: CALL_SYSTEM,
+    steps: [
+      { text: null, toolCalls: [{ toolCallId: 'call_berlin_1', toolName: 'get_weather', args: { city: 'Berlin' } }] },
+      { text: 'It is 9°C and cloudy in Berlin.' },
+    ],
+  },
+];
+
+// ------------------------------------------------------------------------------ capture server
+
+async function startCapture(path) {
+  const child = spawn(process.env.PYTHON || 'python3', [CAPTURE_SERVER, '--out', path], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout });
+  const port = await new Promise((ok, fail) => {
+    child.once('exit', (code) => fail(new Error(`capture server exited (${code})`)));
+    lines.on('line', (line) => {
+      const m = /^PORT (\d+)$/.exec(line);
+      if (m) ok(Number(m[1]));
+      else if (line.startsWith('WROTE')) console.log(`  capture: ${line}`);
+    });
+  });
+  process.once('exit', () => child.kill()); // never leave it behind when the driver fails
+  const stop = () =>
+    new Promise((ok) => {
+      child.once('exit', ok);
+      child.stdin.end(); // EOF on stdin stops it after the last request is written
+    });
+  return { port, stop };
+}
+
+// ------------------------------------------------------------------------------- mock model
+
+function scriptedModel(script) {
+  const queue = [...script];
+  const received = [];
+  const next = (options) => {
+    received.push(options.prompt);
+    const step = queue.shift();
+    if (!step) throw new Error('mock model: no scripted step left');
+    return step;
+  };
+  const usage = { inputTokens: 20, outputTokens: 10, totalTokens: 30 };
+  const finishOf = (step) => (step.toolCalls?.length ? 'tool-calls' : 'stop');
+  let n = 0;
+  const model = new MastraLanguageModelV2Mock({
+    provider: 'mock',
+    modelId: MODEL_ID,
+    doGenerate: async (options) => {
+      const step = next(options);
+      const content = [];
+      if (step.text) content.push({ type: 'text', text: step.text });
+      for (const c of step.toolCalls ?? []) {
+        content.push({ type: 'tool-call', toolCallId: c.toolCallId, toolName: c.toolName, input: JSON.stringify(c.args) });
+      }
+      return { content, finishReason: finishOf(step), usage, warnings: [], request: {}, response: { id: `resp-${++n}`, modelId: MODEL_ID, timestamp: new Date() } };
+    },
+    doStream: async (options) => {
+      const step = next(options);
+      const id = `resp-${++n}`;
+      const parts = [
+        { type: 'stream-start', warnings: [] },
+        { type: 'response-metadata', id, modelId: MODEL_ID, timestamp: new Date() },
+      ];
+      if (step.text) {
+        parts.push({ type: 'text-start', id: 't1' });
+        for (let i = 0; i < step.text.length; i += 8) parts.push({ type: 'text-delta', id: 't1', delta: step.text.slice(i, i + 8) });
+        parts.push({ type: 'text-end', id: 't1' });
+      }
+      for (const c of step.toolCalls ?? []) {
+        parts.push({ type: 'tool-call', toolCallId: c.toolCallId, toolName: c.toolName, input: JSON.stringify(c.args) });
+      }
+      parts.push({ type: 'finish', finishReason: finishOf(step), usage });
+      const stream = new ReadableStream({
+        start(controller) {
+          for (const p of parts) controller.enqueue(p);
+          controller.close();
+        },
+      });
+      return { stream, request: {}, response: { headers: {} } };
+    },
+  });
+  return { model, received, pending: () => queue.length };
+}
+
+// ------------------------------------------------------------------------ expectations
+
+function toolCallExpectation(c, result) {
+  return { toolName: c.toolName, toolCallId: c.toolCallId, args: c.args, result, state: 'result' };
+}
+
+// What a turn becomes in memory, in the shape the expectations use (wire order: the
+// assistant message that asked for the tool, with its result folded in, then the answer).
+function rememberedAfter(turn, results) {
+  const out = [{ role: 'user', text: turn.user }];
+  for (const step of turn.steps) {
+    const calls = (step.toolCalls ?? []).map((c) => toolCallExpectation(c, results[c.toolCallId]));
+    const msg = { role: 'assistant', text: step.text ?? '' };
+    if (calls.length) msg.toolCalls = calls;
+    out.push(msg);
+  }
+  return out;
+}
+
+// Reads a provider prompt (LanguageModelV2Prompt) the mock model received into the same shape:
+// used only to check that the scripted expectation matches what Mastra really sent.
+function promptView(prompt) {
+  const system = [];
+  const messages = [];
+  const byId = new Map();
+  for (const m of prompt) {
+    if (m.role === 'system') {
+      system.push(m.content);
+      continue;
+    }
+    if (m.role === 'tool') {
+      for (const p of m.content) {
+        const call = byId.get(p.toolCallId);
+        if (call) {
+          const o = p.output;
+          call.result = o?.type === 'json' ? o.value : o?.type === 'text' ? safeJson(o.value) : o;
+          call.state = 'result';
+        }
+      }
+      continue;
+    }
+    const parts = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+    const text = parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
+    const msg = { role: m.role, text };
+    const calls = parts
+      .filter((p) => p.type === 'tool-call')
+      .map((p) => {
+        const call = { toolName: p.toolName, toolCallId: p.toolCallId, args: typeof p.input === 'string' ? safeJson(p.input) : p.input, state: 'call' };
+        byId.set(p.toolCallId, call);
+        return call;
+      });
+    if (calls.length) msg.toolCalls = calls;
+    messages.push(msg);
+  }
+  return { system, messages };
+}
+
+function safeJson(s) {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+function canonical(v) {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]));
+  return v;
+}
+
+function sameJson(a, b) {
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+// ---------------------------------------------------------------------------------- scenario
+
+async function runScenario(name, { stream }) {
+  const capturePath = join(OUT, `${name}.otlp.jsonl`);
+  const capture = await startCapture(capturePath);
+  const script = TURNS.flatMap((t) => t.steps);
+  const mock = scriptedModel(script);
+  const toolResults = {};
+
+  const getWeather = createTool({
+    id: 'get_weather',
+    description: 'Current weather for a city.',
+    inputSchema: z.object({ city: z.string() }),
+    outputSchema: z.object({ temp_c: z.number(), conditions: z.string() }),
+    execute: async ({ city }) => WEATHER[city] ?? { temp_c: 0, conditions: 'unknown' },
+  });
+
+  const memory = new Memory({
+    storage: new LibSQLStore({ id: 'capture-memory', url: ':memory:' }),
+    options: {
+      lastMessages: 20,
+      workingMemory: { enabled: true, template: WORKING_MEMORY_TEMPLATE },
+      generateTitle: false,
+    },
+  });
+  const agent = new Agent({
+    id: AGENT_ID,
+    name: AGENT_NAME,
+    instructions: INSTRUCTIONS,
+    model: mock.model,
+    tools: { get_weather: getWeather },
+    memory,
+  });
+  const exporter = new OtelExporter({
+    provider: { custom: { endpoint: `http://127.0.0.1:${capture.port}/v1/traces`, protocol: 'http/protobuf' } },
+    resourceAttributes: { 'deployment.environment': 'capture' },
+    signals: { traces: true, logs: false },
+    logLevel: process.env.MASTRA_OTEL_DEBUG ? 'debug' : 'warn',
+  });
+  const mastra = new Mastra({
+    agents: { weatherAgent: agent },
+    observability: new Observability({ configs: { otel: { serviceName: 'weather-app', exporters: [exporter] } } }),
+    logger: false,
+  });
+  const weatherAgent = mastra.getAgent('weatherAgent');
+
+  const runs = [];
+  const history = [];
+  for (const [index, turn] of TURNS.entries()) {
+    const before = mock.received.length;
+    const options = { memory: { thread: THREAD_ID, resource: RESOURCE_ID } };
+    if (turn.system) options.system = turn.system;
+    let text;
+    let toolResultsSeen;
+    if (stream) {
+      const out = await weatherAgent.stream(turn.user, options);
+      text = await out.text;
+      toolResultsSeen = await out.toolResults;
+    } else {
+      const out = await weatherAgent.generate(turn.user, options);
+      text = out.text;
+      toolResultsSeen = out.toolResults;
+    }
+    for (const r of toolResultsSeen ?? []) {
+      const p = r.payload ?? r;
+      toolResults[p.toolCallId] = p.result ?? p.output;
+    }
+    const finalText = turn.steps.at(-1).text;
+    if (text !== finalText) throw new Error(`turn ${index + 1}: agent answered ${JSON.stringify(text)}, script says ${JSON.stringify(finalText)}`);
+
+    // What the model received on the first step of this turn.
+    const view = promptView(mock.received[before]);
+    const expectedRemembered = history.slice();
+    const expectedInput = [{ role: 'user', text: turn.user }];
+    const got = view.messages;
+    if (!sameJson(got, [...expectedRemembered, ...expectedInput])) {
+      console.error(`turn ${index + 1}: the prompt Mastra sent differs from the script:\n${JSON.stringify(got, null, 1)}`);
+      throw new Error('prompt mismatch');
+    }
+    if (view.system[0] !== INSTRUCTIONS) throw new Error(`turn ${index + 1}: first system message is not the instructions`);
+    const runtime = view.system.slice(1);
+    if (turn.system && !runtime.includes(turn.system)) throw new Error(`turn ${index + 1}: per-call system option not in the prompt`);
+    if (!runtime.some((s) => s.includes('working memory') || s.includes('WORKING_MEMORY'))) {
+      console.warn(`turn ${index + 1}: no working-memory system message seen: ${JSON.stringify(runtime).slice(0, 200)}`);
+    }
+
+    const toolCalls = turn.steps.flatMap((s) => s.toolCalls ?? []).map((c) => toolCallExpectation(c, toolResults[c.toolCallId]));
+    runs.push({
+      convention: 'mastra',
+      entityName: AGENT_NAME,
+      entityId: AGENT_ID,
+      conversationId: THREAD_ID,
+      resourceId: RESOURCE_ID,
+      systemMessages: [INSTRUCTIONS],
+      taggedSystemMessages: { runtime },
+      inputMessages: expectedInput,
+      rememberedMessages: expectedRemembered,
+      output: { text: finalText, toolCalls },
+      contentCaptured: true,
+    });
+    history.push(...rememberedAfter(turn, toolResults));
+  }
+  if (mock.pending() !== 0) throw new Error('not every scripted model step was used');
+
+  await mastra.shutdown?.();
+  await exporter.shutdown?.();
+  await capture.stop();
+
+  const expected = {
+    library: 'mastra',
+    libraryVersion: CORE_VERSION,
+    exporterVersion: EXPORTER_VERSION,
+    scenario: name,
+    convention: 'mastra',
+    notes:
+      `A three-turn memory thread (thread ${THREAD_ID}, resource ${RESOURCE_ID}) on one Mastra agent with working memory ` +
+      `enabled; ${stream ? 'agent.stream()' : 'agent.generate()'} per turn. Turns 2 and 3 get the earlier turns from memory ` +
+      `(exact: model_generation input minus system minus mastra.agent_run.input). Turn 1 and 3 call get_weather ` +
+      `(an execute_tool span under the model step). taggedSystemMessages.runtime: the system messages the model got ` +
+      `besides the instructions, in prompt order (the working-memory message every turn; turn 3 also the per-call ` +
+      `system option "${CALL_SYSTEM}"). Mastra exports no tag names for them, hence "runtime". ` +
+      `entityId/conversationId/resourceId are extra keys (target fields).`,
+    runs,
+  };
+  writeFileSync(join(OUT, `${name}.expected.json`), JSON.stringify(expected, null, 2) + '\n');
+  console.log(`${name}: ${runs.length} runs, ${mock.received.length} model calls`);
+}
+
+await runScenario('three_turns_memory_tool', { stream: false });
+await runScenario('three_turns_memory_tool_stream', { stream: true });
