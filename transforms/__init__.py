@@ -1,3 +1,21 @@
-"""Pure functions: the spans of one trace -> agent scorer runs (DESIGN §3)."""
+"""Pure functions: the spans of one trace -> agent scorer runs (DESIGN §3).
 
-__all__: list[str] = []
+`build_runs(trace)` is the entry point; `transforms.types` holds the plain `Span`,
+`LogEvent` and `Trace` values the collector decodes OTLP into.
+"""
+
+from transforms.builder import BuildResult, build_runs, group_traces
+from transforms.detect import detect
+from transforms.types import LogEvent, Span, SpanEvent, SpanLink, Trace
+
+__all__ = [
+    "BuildResult",
+    "LogEvent",
+    "Span",
+    "SpanEvent",
+    "SpanLink",
+    "Trace",
+    "build_runs",
+    "detect",
+    "group_traces",
+]

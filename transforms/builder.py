@@ -1,0 +1,624 @@
+"""The run builder: the spans and log events of one trace -> agent `ScorerRun`s (DESIGN §3).
+
+Per-convention extractors (`transforms.detect.extract_span`) say what each span holds; this
+module merges those facts per agent root. Nothing here raises on bad input: what cannot be
+used is counted under a fixed reason code in `BuildResult.reasons`, and the other runs of the
+same trace still come out.
+
+Reason codes: `duplicate`, `own_span` (loop guard: scope `scorecar`), `orphan`,
+`no_root`, `parent_cycle`, `orphan_log`, `not_genai`, `evaluation_event`,
+`truncated_json`, `too_deep_json`, `redacted`, `capture_off`, `no_output`, `no_input`,
+`unsupported_convention`, `no_run`, `extract_error`, `build_error`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scorers.types import (
+    AgentRunInput,
+    Message,
+    MessageContent,
+    ReasoningPart,
+    RunTarget,
+    ScorerRun,
+    SystemMessage,
+    TextPart,
+    ToolInvocation,
+    ToolInvocationPart,
+    run_id_for,
+)
+from transforms.common import NMessage, NPart, SpanFacts, ToolFact, parse_json_attr
+from transforms.detect import extract_span
+from transforms.genai import MESSAGE_EVENTS, calls_from_events
+from transforms.types import LogEvent, Span, Trace, ns_to_datetime
+
+__all__ = ["BuildResult", "build_runs", "group_traces"]
+
+LOOP_GUARD_SCOPE = "scorecar"
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+_TOOL_FINISH = frozenset({"tool_call", "tool_calls", "tool-calls", "tool_use", "function_call"})
+
+_CONVERSATION_KEYS = (
+    "gen_ai.conversation.id", "session.id", "mastra.metadata.threadId", "threadId",
+    "ai.telemetry.metadata.conversationId", "ai.telemetry.metadata.sessionId",
+    "traceloop.association.properties.session_id", "traceloop.association.properties.chat_id",
+    "traceloop.association.properties.conversation_id", "group_id", "langfuse.session.id",
+)
+_RESOURCE_KEYS = (
+    "mastra.metadata.resourceId", "resourceId", "user.id",
+    "traceloop.association.properties.user_id", "ai.telemetry.metadata.userId",
+    "langfuse.user.id",
+)
+_CONTEXT_PREFIXES = (
+    "mastra.metadata.", "traceloop.association.properties.", "ai.telemetry.metadata.",
+    "langfuse.observation.metadata.", "langfuse.trace.metadata.",
+)
+
+
+@dataclass(slots=True)
+class BuildResult:
+    """The runs of one trace and why anything was not used.
+
+    Attributes:
+        runs: one `ScorerRun` per agent invocation (or bare model call), sorted by
+            (startedAt, traceId, spanId).
+        reasons: counts of reason codes (see the module docstring).
+    """
+
+    runs: list[ScorerRun] = field(default_factory=list)
+    reasons: Counter[str] = field(default_factory=Counter)
+
+
+def group_traces(spans: Iterable[Span], logs: Iterable[LogEvent] = ()) -> dict[str, Trace]:
+    """Group spans and log events by trace id, keeping arrival order."""
+    traces: dict[str, Trace] = {}
+    for s in spans:
+        t = traces.get(s.trace_id)
+        if t is None:
+            t = traces[s.trace_id] = Trace(s.trace_id)
+        t.spans.append(s)
+    for lg in logs:
+        t = traces.get(lg.trace_id)
+        if t is None:
+            t = traces[lg.trace_id] = Trace(lg.trace_id)
+        t.logs.append(lg)
+    return traces
+
+
+@dataclass(slots=True)
+class _Call:
+    """One model call of a run: a model span, or a call rebuilt from events."""
+
+    start: int
+    end: int
+    facts: SpanFacts
+
+
+@dataclass(slots=True)
+class _Inv:
+    inv: ToolInvocation
+    span_matched: bool = False
+
+
+def _event_body(attrs: dict[str, Any]) -> Any:
+    # Per-message span events carry the content in attributes (sometimes as JSON in
+    # gen_ai.event.content); log records carry it in the body.
+    if "gen_ai.event.content" in attrs:
+        parsed = parse_json_attr(attrs["gen_ai.event.content"])
+        return parsed.value if parsed.ok else {"content": attrs["gen_ai.event.content"]}
+    return attrs
+
+
+def _identity(f: SpanFacts) -> tuple[str | None, str | None]:
+    return (f.agent_name, f.agent_id)
+
+
+def build_runs(trace: Trace) -> BuildResult:
+    """Rebuild every agent invocation of one trace into a `ScorerRun`.
+
+    Args:
+        trace: the spans and log events of one trace id, in any order, duplicates allowed.
+
+    Returns:
+        The runs (sorted by start time, trace id, span id) and the reason counts.
+    """
+    result = BuildResult()
+    reasons = result.reasons
+
+    # 1. De-duplicate (OTLP allows duplicate delivery) and apply the loop guard.
+    spans: dict[str, Span] = {}
+    for s in trace.spans:
+        if s.scope_name == LOOP_GUARD_SCOPE:
+            reasons["own_span"] += 1
+            continue
+        old = spans.get(s.span_id)
+        if old is not None:
+            reasons["duplicate"] += 1
+            if old.end_time_unix_nano == 0 and s.end_time_unix_nano:
+                spans[s.span_id] = s  # the ended copy knows more
+            continue
+        spans[s.span_id] = s
+
+    # 2. GenAI events per span: span events and log records joined by span id.
+    events: dict[str, list[tuple[int, str, dict[str, Any], Any]]] = defaultdict(list)
+    for s in spans.values():
+        for e in s.events:
+            if e.name in MESSAGE_EVENTS:
+                events[s.span_id].append((e.time_unix_nano, e.name, e.attributes,
+                                          _event_body(e.attributes)))
+    seen_logs: set[tuple[Any, ...]] = set()
+    for lg in trace.logs:
+        if lg.scope_name == LOOP_GUARD_SCOPE:
+            reasons["own_span"] += 1
+            continue
+        if lg.event_name == "gen_ai.evaluation.result":
+            reasons["evaluation_event"] += 1
+            continue
+        if lg.event_name not in MESSAGE_EVENTS:
+            reasons["not_genai"] += 1
+            continue
+        if lg.span_id not in spans:
+            reasons["orphan_log"] += 1
+            continue
+        key = (lg.span_id, lg.time_unix_nano, lg.event_name, repr(lg.body), repr(lg.attributes))
+        if key in seen_logs:
+            reasons["duplicate"] += 1
+            continue
+        seen_logs.add(key)
+        events[lg.span_id].append((lg.time_unix_nano, lg.event_name, lg.attributes, lg.body))
+
+    # 3. Facts per span, and the model calls each span records.
+    facts: dict[str, SpanFacts] = {}
+    calls: dict[str, list[_Call]] = {}
+    for sid, s in spans.items():
+        try:
+            f = extract_span(s)
+            evs = events.get(sid)
+            ev_calls = calls_from_events(evs, f.convention if f else "genai") if evs else []
+        except Exception:  # noqa: BLE001 - an unusable span is counted, never fatal
+            reasons["extract_error"] += 1
+            continue
+        if f is None and ev_calls:
+            f = SpanFacts(ev_calls[0].facts.convention)
+        if f is None:
+            continue
+        facts[sid] = f
+        reasons.update(f.reasons)
+        own: list[_Call] = []
+        if f.is_model_call and f.role != "agent":
+            if f.model_input is None and f.model_output is None and ev_calls:
+                first = ev_calls.pop(0).facts
+                f.model_input, f.model_output = first.model_input, first.model_output
+                f.instructions = f.instructions or first.instructions
+                f.redacted = f.redacted or first.redacted
+                f.truncated = f.truncated or first.truncated
+                f.capture_off = first.capture_off
+            own.append(_Call(s.start_time_unix_nano, s.end_time_unix_nano, f))
+        own.extend(_Call(c.start, c.end, c.facts) for c in ev_calls)
+        if own:
+            calls[sid] = own
+
+    # 4. The tree: orphans become local roots, parent cycles are cut.
+    children: dict[str, list[str]] = defaultdict(list)
+    roots: list[str] = []
+    true_roots = 0
+    for sid, s in spans.items():
+        p = s.parent_span_id
+        if p is None:
+            roots.append(sid)
+            true_roots += 1
+        elif p == sid:
+            reasons["parent_cycle"] += 1
+            roots.append(sid)
+        elif p not in spans:
+            reasons["orphan"] += 1
+            roots.append(sid)
+        else:
+            children[p].append(sid)
+    if spans and true_roots == 0:
+        reasons["no_root"] += 1
+
+    def start_key(x: str) -> tuple[int, str]:
+        return (spans[x].start_time_unix_nano, x)
+
+    for lst in children.values():
+        lst.sort(key=start_key)
+    roots.sort(key=start_key)
+    parent: dict[str, str | None] = {}
+    order: list[str] = []
+
+    def walk(top: str) -> None:
+        parent.setdefault(top, None)
+        stack = [top]
+        while stack:
+            sid = stack.pop()
+            order.append(sid)
+            kids = children.get(sid, ())
+            for k in reversed(kids):
+                parent[k] = sid
+                stack.append(k)
+
+    for r in roots:
+        walk(r)
+    if len(order) < len(spans):
+        reached = set(order)
+        for sid in spans:
+            if sid in reached:
+                continue
+            seen: set[str] = set()
+            cur = sid
+            while cur not in reached and cur not in seen:
+                seen.add(cur)
+                nxt = spans[cur].parent_span_id
+                assert nxt is not None
+                cur = nxt
+            if cur in reached:
+                continue
+            reasons["parent_cycle"] += 1
+            p = spans[cur].parent_span_id
+            if p is not None and cur in children.get(p, []):
+                children[p].remove(cur)
+            before = len(order)
+            walk(cur)
+            reached.update(order[before:])
+
+    # 5. Agent roots: agent spans with no agent ancestor of the same identity; OpenLLMetry
+    #    workflows only when no agent span is around them.
+    has_agent_below: dict[str, bool] = {}
+    for sid in reversed(order):
+        below = False
+        for k in children.get(sid, ()):
+            kf = facts.get(k)
+            if has_agent_below.get(k) or (kf is not None and kf.role == "agent"):
+                below = True
+                break
+        has_agent_below[sid] = below
+    owner: dict[str, str | None] = {}
+    run_roots: list[str] = []
+    for sid in order:
+        par = parent.get(sid)
+        cur = owner.get(par) if par is not None else None
+        f = facts.get(sid)
+        new_root = False
+        if f is not None and f.role == "agent":
+            new_root = cur is None or _identity(facts[cur]) != _identity(f) or \
+                facts[cur].role != "agent"
+        elif f is not None and f.role == "workflow":
+            new_root = cur is None and not has_agent_below[sid]
+        if new_root:
+            run_roots.append(sid)
+            owner[sid] = sid
+        else:
+            owner[sid] = cur
+    if not run_roots:
+        # No agent span: one "bare" run per outermost model call.
+        for sid in order:
+            par = parent.get(sid)
+            cur = owner.get(par) if par is not None else None
+            if cur is None and sid in calls:
+                run_roots.append(sid)
+                owner[sid] = sid
+            else:
+                owner[sid] = cur
+    if not run_roots:
+        reasons["not_genai" if not facts else "no_run"] += 1
+        return result
+
+    owned: dict[str, list[str]] = defaultdict(list)
+    for sid in order:
+        o = owner.get(sid)
+        if o is not None:
+            owned[o].append(sid)
+
+    for root in run_roots:
+        try:
+            run = _build_run(trace.trace_id, spans, facts, calls, root, owned[root], reasons)
+        except Exception:  # noqa: BLE001 - one bad run never costs the others
+            reasons["build_error"] += 1
+            continue
+        result.runs.append(run)
+    result.runs.sort(key=_run_sort_key)
+    return result
+
+
+def _run_sort_key(run: ScorerRun) -> tuple[float, str, str]:
+    t = run.target
+    assert t is not None
+    return (t.started_at.timestamp() if t.started_at else 0.0, t.trace_id or "", t.span_id or "")
+
+
+# --------------------------------------------------------------------------- one run
+
+
+def _trailing_user(msgs: list[NMessage]) -> int:
+    """Index where the trailing user messages start (tool-result-only users excluded)."""
+    k = len(msgs)
+    while k > 0 and msgs[k - 1].role == "user" and not msgs[k - 1].only_tool_results:
+        k -= 1
+    return k
+
+
+def _split_new_input(history: list[NMessage], new: list[NMessage]) -> tuple[int, bool]:
+    """Where `new` starts in the model's `history`: (index, exact)."""
+    n = len(new)
+    texts = [m.text for m in new]
+    if n and len(history) >= n and [m.text for m in history[-n:]] == texts:
+        return len(history) - n, True
+    if n:
+        for j in range(len(history) - 1, -1, -1):
+            if history[j].role == "user" and history[j].text == texts[0]:
+                return j, False
+    return len(history), not n
+
+
+def _set_result(inv: ToolInvocation, p: NPart | ToolFact) -> None:
+    if isinstance(p, NPart):
+        if p.is_error:
+            inv.state, inv.error_text = "output-error", str(p.result)
+        else:
+            inv.state, inv.result = "result", p.result
+    elif p.error_text is not None:
+        inv.state, inv.error_text = "output-error", p.error_text
+    elif p.has_result:
+        inv.state, inv.result = "result", p.result
+
+
+def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
+    """Normalized messages -> Mastra messages; tool results fold into their invocation."""
+    out: list[Message] = []
+    by_id: dict[str, ToolInvocation] = {}
+    waiting: list[ToolInvocation] = []
+
+    def fold(p: NPart) -> None:
+        inv = by_id.get(p.tool_call_id) if p.tool_call_id else None
+        if inv is None:
+            inv = next((i for i in waiting if i.state == "call" and (
+                p.tool_name is None or i.tool_name == p.tool_name) and (
+                p.tool_call_id is None or not i.tool_call_id)), None)
+        if inv is None:  # a result whose call we never saw: keep it, on an assistant message
+            inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
+                                 tool_name=p.tool_name or "unknown")
+            part = ToolInvocationPart(tool_invocation=inv)
+            if out and out[-1].role == "assistant":
+                out[-1].content.parts.append(part)
+            else:
+                out.append(Message(role="assistant", created_at=created_at,
+                                   content=MessageContent(content=None, parts=[part])))
+        _set_result(inv, p)
+        if inv in waiting:
+            waiting.remove(inv)
+
+    for m in msgs:
+        if m.role in _SYSTEM_ROLES:
+            continue
+        if m.role == "tool" or (m.role == "user" and m.only_tool_results):
+            for p in m.parts:
+                if p.kind == "tool_result":
+                    fold(p)
+            continue
+        role = "assistant" if m.role in ("assistant", "model", "ai", "bot") else "user"
+        parts: list[Any] = []
+        texts: list[str] = []
+        for p in m.parts:
+            if p.kind == "text" and p.text:
+                parts.append(TextPart(text=p.text))
+                texts.append(p.text)
+            elif p.kind == "reasoning" and p.text:
+                parts.append(ReasoningPart(reasoning=p.text))
+            elif p.kind == "tool_call":
+                inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
+                                     tool_name=p.tool_name or "unknown", args=p.args)
+                parts.append(ToolInvocationPart(tool_invocation=inv))
+                if p.tool_call_id:
+                    by_id[p.tool_call_id] = inv
+                waiting.append(inv)
+            elif p.kind == "tool_result":
+                fold(p)
+        out.append(Message(role=role, created_at=created_at, content=MessageContent(
+            content="\n".join(texts) if texts else None, parts=parts)))
+    return out
+
+
+def _is_tool_finish(c: _Call) -> bool:
+    out = c.facts.model_output or []
+    reasons = {m.finish_reason for m in out if m.finish_reason}
+    if reasons:
+        return bool(reasons & _TOOL_FINISH)
+    has_call = any(p.kind == "tool_call" for m in out for p in m.parts)
+    has_text = any(p.kind == "text" and p.text for m in out for p in m.parts)
+    return has_call and not has_text
+
+
+def _first_attr(spans: list[Span], keys: tuple[str, ...]) -> str | None:
+    for s in spans:
+        for k in keys:
+            v = s.attributes.get(k)
+            if v is not None and v != "":
+                return str(v)
+    return None
+
+
+def _request_context(span: Span) -> dict[str, Any]:
+    ctx: dict[str, Any] = {}
+    for k, v in span.attributes.items():
+        for prefix in _CONTEXT_PREFIXES:
+            if k.startswith(prefix):
+                ctx[k[len(prefix):]] = v
+                break
+    meta = span.attributes.get("metadata")
+    if isinstance(meta, str):
+        parsed = parse_json_attr(meta)
+        if parsed.ok and isinstance(parsed.value, dict):
+            ctx.update(parsed.value)
+    elif isinstance(meta, dict):
+        ctx.update(meta)
+    return ctx
+
+
+def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts],
+               calls_by_span: dict[str, list[_Call]], root: str, owned: list[str],
+               reasons: Counter[str]) -> ScorerRun:
+    rs = spans[root]
+    rf = facts[root]
+    bare = rf.role not in ("agent", "workflow")
+    run_calls = sorted((c for sid in owned for c in calls_by_span.get(sid, ())),
+                       key=lambda c: (c.start, c.end))
+    tools = [(spans[sid], facts[sid].tool) for sid in owned
+             if sid in facts and facts[sid].tool is not None]
+    tools.sort(key=lambda t: t[0].start_time_unix_nano)
+    all_facts = [facts[sid] for sid in owned if sid in facts] + [c.facts for c in run_calls]
+    derived: list[str] = []
+    started, ended = rs.started_at, rs.ended_at
+
+    first = run_calls[0].facts if run_calls else None
+    fc_msgs = (first.model_input or []) if first else []
+    history = [m for m in fc_msgs if m.role not in _SYSTEM_ROLES]
+
+    # System messages: explicit instructions, else the first model call's first system one.
+    explicit = rf.instructions
+    if explicit is None and first is not None:
+        explicit = first.instructions
+    sys_texts = [m.text for m in fc_msgs if m.role in _SYSTEM_ROLES and m.text]
+    tagged: dict[str, list[SystemMessage]] = {}
+    if explicit:
+        system = list(explicit)
+        joined = "\n".join(explicit).strip()
+        rest = [t for t in sys_texts if t.strip() not in (joined, *[e.strip() for e in explicit])]
+    else:
+        system = sys_texts[:1]
+        rest = sys_texts[1:]
+        if rest:
+            derived.append("systemMessages")
+    for t in rest:
+        tag = rf.system_tags.get(t) or (first.system_tags.get(t) if first else None) or "runtime"
+        tagged.setdefault(tag, []).append(SystemMessage(content=t))
+    if tagged:
+        derived.append("taggedSystemMessages")
+
+    # New input and remembered history.
+    root_in = None if bare else rf.root_input
+    if root_in is not None and rf.input_mode == "new":
+        new_n = [m for m in root_in if m.role not in _SYSTEM_ROLES]
+        k, exact = _split_new_input(history, new_n)
+        remembered_n = history[:k]
+        if not (rf.remembered_exact and exact) and history:
+            derived.append("rememberedMessages")
+    elif root_in is not None and rf.input_mode == "conversation":
+        conv = [m for m in root_in if m.role not in _SYSTEM_ROLES]
+        k = _trailing_user(conv)
+        new_n = conv[k:]
+        remembered_n = history[:_split_new_input(history, new_n)[0]] if history else conv[:k]
+        derived.extend(["inputMessages", "rememberedMessages"])
+    else:
+        k = _trailing_user(history)
+        new_n, remembered_n = history[k:], history[:k]
+        derived.extend(["inputMessages", "rememberedMessages"])
+    input_messages = _convert(new_n, started)
+    remembered = _convert(remembered_n,
+                          ns_to_datetime(run_calls[0].start) if run_calls else started)
+    if not input_messages:
+        reasons["no_input"] += 1
+
+    # Output: intermediate text, every tool call under the root with its result, final text.
+    final_text: str | None = None
+    final_call: _Call | None = None
+    if not bare and rf.root_output is not None:
+        final_text = rf.root_output
+    else:
+        finals = [c for c in run_calls if c.facts.model_output and not _is_tool_finish(c)]
+        if finals:
+            final_call = max(finals, key=lambda c: (c.end, c.start))
+            texts = [m.text for m in final_call.facts.model_output or []
+                     if m.role != "user" and m.text]
+            final_text = texts[-1] if texts else None
+    invs: dict[str, _Inv] = {}
+    entries: list[tuple[int, int, Any]] = []
+    seq = 0
+    for c in run_calls:
+        for m in c.facts.model_output or []:
+            if m.role == "user":
+                continue
+            for p in m.parts:
+                if p.kind == "text" and p.text and c is not final_call and p.text != final_text:
+                    entries.append((c.end, seq, TextPart(text=p.text)))
+                    seq += 1
+            for p in m.parts:
+                if p.kind != "tool_call":
+                    continue
+                key = p.tool_call_id or f"#{len(invs)}"
+                if key in invs:
+                    continue
+                inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
+                                     tool_name=p.tool_name or "unknown", args=p.args)
+                invs[key] = _Inv(inv)
+                entries.append((c.end, seq, ToolInvocationPart(tool_invocation=inv)))
+                seq += 1
+    for c in run_calls:  # results fed back to later calls
+        for m in c.facts.model_input or []:
+            for p in m.parts:
+                if p.kind == "tool_result" and p.tool_call_id and p.tool_call_id in invs:
+                    if invs[p.tool_call_id].inv.state == "call":
+                        _set_result(invs[p.tool_call_id].inv, p)
+    for span, t in tools:
+        assert t is not None
+        slot = invs.get(t.call_id) if t.call_id else None
+        if slot is None:
+            slot = next((v for v in invs.values() if not v.span_matched and (
+                t.name is None or v.inv.tool_name == t.name) and (
+                t.call_id is None or not v.inv.tool_call_id)), None)
+        if slot is None:
+            inv = ToolInvocation(tool_call_id=t.call_id or span.span_id,
+                                 tool_name=t.name or "unknown", args=t.args)
+            slot = invs[t.call_id or span.span_id] = _Inv(inv)
+            entries.append((span.start_time_unix_nano, seq, ToolInvocationPart(tool_invocation=inv)))
+            seq += 1
+        slot.span_matched = True
+        if slot.inv.args is None and t.args is not None:
+            slot.inv.args = t.args
+        if slot.inv.tool_name == "unknown" and t.name:
+            slot.inv.tool_name = t.name
+        if t.error_text is not None or t.has_result:
+            _set_result(slot.inv, t)
+    entries.sort(key=lambda e: (e[0], e[1]))
+    parts: list[Any] = [e[2] for e in entries]
+    if final_text:
+        parts.append(TextPart(text=final_text))
+    output: list[Message] = []
+    if parts or final_text is not None:
+        output.append(Message(role="assistant", created_at=ended or started,
+                              content=MessageContent(content=final_text, parts=parts)))
+    else:
+        reasons["no_output"] += 1
+
+    truncated = any(f.truncated for f in all_facts)
+    redacted = any(f.redacted for f in all_facts)
+    capture_off = any(f.capture_off for f in all_facts)
+    if redacted:
+        reasons["redacted"] += 1
+    if capture_off:
+        reasons["capture_off"] += 1
+
+    owned_spans = [spans[sid] for sid in owned]
+    entity_name = (rf.agent_name or rf.agent_id) if not bare else (
+        rf.model_name or rs.name)
+    entity_id = (rf.agent_id or rf.agent_name) if not bare else entity_name
+    target = RunTarget(
+        trace_id=trace_id, span_id=root, entity_type="agent_run", entity_id=entity_id,
+        entity_name=entity_name,
+        conversation_id=_first_attr(owned_spans, _CONVERSATION_KEYS),
+        resource_id=_first_attr(owned_spans, _RESOURCE_KEYS),
+        convention=rf.convention, resource=dict(rs.resource), started_at=started,
+        ended_at=ended, derived=derived, truncated=truncated,
+        content_captured=not (redacted or capture_off),
+    )
+    return ScorerRun(
+        run_id=run_id_for(trace_id, root),
+        input=AgentRunInput(input_messages=input_messages, remembered_messages=remembered,
+                            system_messages=[SystemMessage(content=t) for t in system],
+                            tagged_system_messages=tagged),
+        output=output, request_context=_request_context(rs), target=target,
+    )

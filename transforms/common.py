@@ -1,0 +1,341 @@
+"""What the per-convention extractors produce, and the helpers they share.
+
+Every extractor turns one span into `SpanFacts`: what that span says about an agent
+invocation (identity, new input, output), a model call (its messages), or a tool call. The
+run builder merges facts per agent root. Messages are normalized to OTel GenAI "parts"
+(`NMessage`/`NPart`) whatever the convention wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "NMessage",
+    "NPart",
+    "Parsed",
+    "SpanFacts",
+    "ToolFact",
+    "decode_nested",
+    "is_redacted",
+    "messages_from_any",
+    "parse_json_attr",
+    "part_text",
+]
+
+# JSON deeper than this is kept as text: real conversations are shallow, and deep values
+# would cost stack in every later step (pydantic, serialization).
+MAX_JSON_DEPTH = 48
+
+
+@dataclass(slots=True)
+class NPart:
+    """One normalized message part.
+
+    `kind` is `text`, `reasoning`, `tool_call`, `tool_result` or `other`.
+    """
+
+    kind: str
+    text: str = ""
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    args: Any = None
+    result: Any = None
+    is_error: bool = False
+
+
+@dataclass(slots=True)
+class NMessage:
+    """One normalized message: role plus parts (OTel GenAI shape)."""
+
+    role: str
+    parts: list[NPart] = field(default_factory=list)
+    finish_reason: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The text parts joined (no separator between parts is added beyond newlines)."""
+        return "\n".join(p.text for p in self.parts if p.kind == "text" and p.text)
+
+    @property
+    def only_tool_results(self) -> bool:
+        """True when every part is a tool result (the Anthropic wire form of a tool reply)."""
+        return bool(self.parts) and all(p.kind == "tool_result" for p in self.parts)
+
+
+@dataclass(slots=True)
+class ToolFact:
+    """A tool execution span: call id, name, arguments and result or error."""
+
+    call_id: str | None
+    name: str | None
+    args: Any = None
+    result: Any = None
+    has_result: bool = False
+    error_text: str | None = None
+
+
+@dataclass(slots=True)
+class Parsed:
+    """A JSON attribute parsed: `value` is the decoded JSON, or the raw text when it did
+    not parse (`truncated` when it looked like JSON, i.e. was cut mid-way)."""
+
+    value: Any
+    ok: bool
+    truncated: bool = False
+    too_deep: bool = False
+
+
+@dataclass(slots=True)
+class SpanFacts:
+    """What one span says, as read by its convention's extractor.
+
+    Attributes:
+        convention: `genai`, `mastra`, `openinference`, `openllmetry`, ….
+        role: `agent`, `workflow` (an agent root only when no agent span is around it),
+            `model`, `tool` or `other`.
+        agent_name / agent_id: the agent identity on agent spans.
+        model_name: the model on model-call spans.
+        instructions: explicit agent instructions (None = not given).
+        root_input: the invocation's input messages on agent spans.
+        input_mode: `new` (root_input holds only this turn), `conversation` (whole history:
+            take its trailing user messages) or `unusable` (args dump, redacted, cut).
+        root_output: the invocation's final text on agent spans.
+        model_input / model_output: messages sent to / received from a model.
+        remembered_exact: the model input minus `root_input` is exactly the history.
+        tool: the tool call a tool span executed.
+        system_tags: tag per system-message text, when the convention names one.
+        truncated / redacted / capture_off: faithfulness flags for the run.
+        reasons: reason codes to count for this span (e.g. `truncated_json`).
+    """
+
+    convention: str
+    role: str = "other"
+    agent_name: str | None = None
+    agent_id: str | None = None
+    model_name: str | None = None
+    instructions: list[str] | None = None
+    root_input: list[NMessage] | None = None
+    input_mode: str = "conversation"
+    root_output: str | None = None
+    model_input: list[NMessage] | None = None
+    model_output: list[NMessage] | None = None
+    remembered_exact: bool = False
+    tool: ToolFact | None = None
+    system_tags: dict[str, str] = field(default_factory=dict)
+    truncated: bool = False
+    redacted: bool = False
+    capture_off: bool = False
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def is_model_call(self) -> bool:
+        """The span records a model call (its messages, or at least that it happened)."""
+        return self.role == "model" or self.model_input is not None or (
+            self.model_output is not None and self.role != "agent")
+
+
+# --------------------------------------------------------------------------- JSON helpers
+
+
+def _depth_ok(value: Any) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if d > MAX_JSON_DEPTH:
+            return False
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v)
+    return True
+
+
+def parse_json_attr(value: Any) -> Parsed:
+    """Parse an attribute that may hold JSON text (or already structured values).
+
+    Strings that start like JSON (`{`, `[`, `"`) but do not parse are kept as text and
+    flagged `truncated` (attribute length limits cut them mid-string). Other strings are
+    plain text. JSON nested deeper than `MAX_JSON_DEPTH` is kept as text (`too_deep`).
+    """
+    if not isinstance(value, str):
+        if isinstance(value, (dict, list)) and not _depth_ok(value):
+            return Parsed(str(value)[:1000], False, too_deep=True)
+        return Parsed(value, True)
+    text = value.strip()
+    if not text or text[0] not in "[{\"":
+        return Parsed(value, False)
+    try:
+        decoded = json.loads(text)
+    except RecursionError:
+        return Parsed(value, False, too_deep=True)
+    except ValueError:
+        return Parsed(value, False, truncated=True)
+    if not _depth_ok(decoded):
+        return Parsed(value, False, too_deep=True)
+    return Parsed(decoded, True)
+
+
+def decode_nested(value: Any) -> Any:
+    """Decode JSON strings again while they still parse (some libraries encode twice).
+
+    A string that does not parse stays the raw string (DESIGN §2).
+    """
+    for _ in range(4):
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if not text or text[0] not in "[{\"-0123456789tfn":
+            return value
+        try:
+            decoded = json.loads(text)
+        except (ValueError, RecursionError):
+            return value
+        if not _depth_ok(decoded):
+            return value
+        value = decoded
+    return value
+
+
+_REDACTION_MARKERS = ("__REDACTED__", "[Scrubbed", "<redacted>", "[REDACTED]")
+
+
+def is_redacted(value: Any) -> bool:
+    """True for the placeholders libraries put where content was withheld."""
+    return isinstance(value, str) and value.strip().startswith(_REDACTION_MARKERS)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def part_text(value: Any) -> str:
+    """Text of a content value that may be a string, a part list or a part object."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(t for t in (part_text(x) for x in value if _is_text_part(x)) if t)
+    if isinstance(value, dict):
+        for key in ("text", "content", "value"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return ""
+
+
+def _is_text_part(x: Any) -> bool:
+    return isinstance(x, str) or (isinstance(x, dict) and x.get("type", "text") in (
+        "text", "input_text", "output_text"))
+
+
+def _tool_output(value: Any) -> Any:
+    # AI SDK v5 tool outputs are {type: json|text|error-text|error-json|content, value}.
+    if isinstance(value, dict) and "type" in value and "value" in value and len(value) <= 3:
+        return value["value"]
+    return value
+
+
+def _norm_part(p: Any) -> NPart | None:
+    """One part in any of the shapes the conventions use, normalized."""
+    if isinstance(p, str):
+        return NPart("text", p)
+    if not isinstance(p, dict):
+        return None
+    kind = str(p.get("type", "text"))
+    if kind in ("text", "input_text", "output_text"):
+        text = p.get("content", p.get("text", ""))
+        return NPart("text", text if isinstance(text, str) else part_text(text))
+    if kind in ("reasoning", "thinking"):
+        text = p.get("content", p.get("text", p.get("thinking", p.get("reasoning", ""))))
+        return NPart("reasoning", text if isinstance(text, str) else "")
+    if kind in ("tool_call", "tool-call", "tool_use", "function_call", "server_tool_call"):
+        call_id = p.get("id", p.get("toolCallId", p.get("call_id")))
+        name = p.get("name", p.get("toolName"))
+        args = p.get("arguments", p.get("input", p.get("args")))
+        return NPart("tool_call", tool_call_id=str(call_id).strip() if call_id else None,
+                     tool_name=str(name) if name is not None else None,
+                     args=decode_nested(args))
+    if kind in ("tool_call_response", "tool-result", "tool_result", "function_call_output",
+                "server_tool_call_response"):
+        call_id = p.get("id", p.get("toolCallId", p.get("tool_use_id", p.get("call_id"))))
+        result: Any = None
+        for key in ("response", "result", "output", "content"):
+            if key in p:
+                result = p[key]
+                break
+        result = _tool_output(result)
+        if isinstance(result, list) and result and all(_is_text_part(x) for x in result):
+            result = part_text(result)  # Anthropic tool_result content blocks
+        is_error = bool(p.get("is_error")) or (
+            isinstance(p.get("output"), dict) and str(p["output"].get("type", "")).startswith(
+                "error"))
+        name = p.get("name", p.get("toolName"))
+        return NPart("tool_result", tool_call_id=str(call_id).strip() if call_id else None,
+                     tool_name=str(name) if name is not None else None,
+                     result=decode_nested(result), is_error=is_error)
+    return NPart("other")
+
+
+def _norm_openai_tool_calls(calls: Any) -> list[NPart]:
+    parts: list[NPart] = []
+    if not isinstance(calls, list):
+        return parts
+    for c in calls:
+        if not isinstance(c, dict):
+            continue
+        fn = c.get("function") if isinstance(c.get("function"), dict) else c
+        call_id = c.get("id", c.get("toolCallId"))
+        parts.append(NPart("tool_call", tool_call_id=str(call_id).strip() if call_id else None,
+                           tool_name=fn.get("name", fn.get("toolName")),
+                           args=decode_nested(fn.get("arguments", fn.get("args",
+                                                                        fn.get("input"))))))
+    return parts
+
+
+def message_from_any(m: Any) -> NMessage | None:
+    """One message in OTel-parts, OpenAI, Anthropic or AI SDK shape, normalized."""
+    if isinstance(m, str):
+        return NMessage("user", [NPart("text", m)])
+    if not isinstance(m, dict):
+        return None
+    role = str(m.get("role", "user") or "user")
+    finish = m.get("finish_reason", m.get("finishReason"))
+    parts: list[NPart] = []
+    if isinstance(m.get("parts"), list):
+        parts = [p for p in (_norm_part(x) for x in m["parts"]) if p is not None]
+    else:
+        content = m.get("content")
+        if isinstance(content, str):
+            if role == "tool":
+                call_id = m.get("tool_call_id", m.get("id"))
+                parts.append(NPart("tool_result", tool_call_id=str(call_id) if call_id else None,
+                                   tool_name=m.get("name"), result=decode_nested(content)))
+            elif content:
+                parts.append(NPart("text", content))
+        elif isinstance(content, list):
+            parts = [p for p in (_norm_part(x) for x in content) if p is not None]
+        elif isinstance(content, dict):
+            p = _norm_part(content)
+            if p is not None:
+                parts.append(p)
+        parts.extend(_norm_openai_tool_calls(m.get("tool_calls", m.get("toolCalls"))))
+    return NMessage(role, parts, str(finish) if finish is not None else None)
+
+
+def messages_from_any(value: Any) -> list[NMessage] | None:
+    """A message list from decoded JSON: a list, `{messages: [...]}`, a single message or a
+    plain string (one user message). None when the value is not a conversation."""
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        value = value["messages"]
+    if isinstance(value, str):
+        return [NMessage("user", [NPart("text", value)])] if value else []
+    if isinstance(value, dict) and ("role" in value or "parts" in value):
+        value = [value]
+    if not isinstance(value, list):
+        return None
+    out: list[NMessage] = []
+    for m in value:
+        msg = message_from_any(m)
+        if msg is not None:
+            out.append(msg)
+    return out

@@ -1,0 +1,60 @@
+"""Which convention a span uses (conventions.md §0), and the extractor that reads it."""
+
+from __future__ import annotations
+
+from transforms import genai, mastra, openinference, openllmetry
+from transforms.common import SpanFacts
+from transforms.types import Span
+
+__all__ = ["detect", "extract_span"]
+
+
+def detect(span: Span) -> list[str]:
+    """Every convention a span shows, in the precedence order of conventions.md §0.
+
+    One span can carry several (OpenLLMetry copies `gen_ai.agent.name` onto descendants;
+    Mastra emits `gen_ai.*` too); the first is the one that reads it.
+    """
+    a = span.attributes
+    found: list[str] = []
+    if any(k.startswith(("langfuse.observation.", "langfuse.trace.")) for k in a):
+        found.append("langfuse")
+    if "openinference.span.kind" in a:
+        found.append("openinference")
+    if openllmetry.is_openllmetry(span):
+        found.append("openllmetry")
+    if span.scope_name == "ai" or "ai.operationId" in a:
+        found.append("vercel")
+    if mastra.is_mastra(span):
+        found.append("mastra")
+    if span.scope_name == "pydantic-ai" or any(
+            k in a for k in ("pydantic_ai.all_messages", "final_result", "all_messages_events",
+                             "logfire.msg")):
+        found.append("pydantic_ai")
+    if "gen_ai.operation.name" in a or "gen_ai.input.messages" in a or any(
+            e.name.startswith("gen_ai.") for e in span.events):
+        found.append("genai")
+    return found
+
+
+def extract_span(span: Span) -> SpanFacts | None:
+    """The facts of one span, read by the first convention it shows that scorecar reads;
+    None for a span no convention claims (HTTP server spans and the like)."""
+    found = detect(span)
+    for conv in found:
+        if conv == "openinference":
+            return openinference.extract(span)
+        if conv == "openllmetry":
+            return openllmetry.extract(span)
+        if conv == "mastra":
+            return mastra.extract(span)
+        if conv == "genai":
+            facts = genai.extract(span)
+            # Conventions read through their gen_ai.* attributes keep their own label.
+            facts.convention = found[0] if found[0] in ("pydantic_ai", "vercel") else "genai"
+            return facts
+    if found:
+        facts = SpanFacts(found[0])
+        facts.reasons.append("unsupported_convention")
+        return facts
+    return None

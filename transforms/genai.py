@@ -1,0 +1,247 @@
+"""OTel GenAI semantic conventions (conventions.md §1): new attributes and the older
+per-message events.
+
+Spans: `invoke_agent` (agent root), `execute_tool` (tool), `chat` / `generate_content` /
+`text_completion` (model calls) with `gen_ai.input.messages`, `gen_ai.output.messages` and
+`gen_ai.system_instructions`. Events (≤v1.36, as span events or OTLP log records):
+`gen_ai.{system,user,assistant,tool}.message`, `gen_ai.choice`, and the opt-in
+`gen_ai.client.inference.operation.details`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from transforms.common import (
+    NMessage,
+    NPart,
+    SpanFacts,
+    ToolFact,
+    decode_nested,
+    is_redacted,
+    message_from_any,
+    messages_from_any,
+    parse_json_attr,
+)
+from transforms.types import Span
+
+__all__ = ["EventCall", "calls_from_events", "extract", "instructions_from", "read_messages",
+           "MESSAGE_EVENTS"]
+
+MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion", "model_generation"})
+MESSAGE_EVENTS = frozenset({
+    "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message",
+    "gen_ai.tool.message", "gen_ai.choice", "gen_ai.client.inference.operation.details",
+})
+
+
+def read_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
+    """Messages from a (JSON string or structured) messages attribute; flags the facts
+    when the JSON was cut or content redacted."""
+    if value is None:
+        return None
+    parsed = parse_json_attr(value)
+    if not parsed.ok:
+        if parsed.truncated:
+            facts.truncated = True
+            facts.reasons.append("truncated_json")
+        elif parsed.too_deep:
+            facts.reasons.append("too_deep_json")
+        if is_redacted(value):
+            facts.redacted = True
+        return None
+    msgs = messages_from_any(parsed.value)
+    if msgs is not None:
+        for m in msgs:
+            for p in m.parts:
+                if p.kind == "text" and is_redacted(p.text):
+                    facts.redacted = True
+    return msgs
+
+
+def instructions_from(facts: SpanFacts, value: Any) -> list[str] | None:
+    """`gen_ai.system_instructions`: a part array (OTel), or a plain string (Mastra)."""
+    if value is None:
+        return None
+    parsed = parse_json_attr(value)
+    if not parsed.ok:
+        if parsed.truncated:
+            facts.truncated = True
+            facts.reasons.append("truncated_json")
+        text = str(value)
+        if is_redacted(text):
+            facts.redacted = True
+        return [text] if text else None
+    v = parsed.value
+    if isinstance(v, str):
+        return [v] if v else None
+    if isinstance(v, dict):
+        v = [v]
+    texts: list[str] = []
+    if isinstance(v, list):
+        for p in v:
+            if isinstance(p, str):
+                texts.append(p)
+            elif isinstance(p, dict):
+                t = p.get("content", p.get("text"))
+                if isinstance(t, str) and t:
+                    texts.append(t)
+    if any(is_redacted(t) for t in texts):
+        facts.redacted = True
+    return texts or None
+
+
+def _finish_reasons(value: Any) -> list[str]:
+    parsed = parse_json_attr(value) if isinstance(value, str) else None
+    if parsed is not None and parsed.ok:
+        value = parsed.value
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [str(x) for x in value]
+    return []
+
+
+def extract(span: Span, convention: str = "genai") -> SpanFacts:
+    """Read one span's GenAI attributes."""
+    a = span.attributes
+    op = str(a.get("gen_ai.operation.name", "") or "")
+    facts = SpanFacts(convention)
+    if op == "invoke_agent":
+        facts.role = "agent"
+        facts.agent_name = _str(a.get("gen_ai.agent.name"))
+        facts.agent_id = _str(a.get("gen_ai.agent.id"))
+        facts.instructions = instructions_from(facts, a.get("gen_ai.system_instructions"))
+        facts.root_input = read_messages(facts, a.get("gen_ai.input.messages"))
+        facts.input_mode = "conversation"
+        out = read_messages(facts, a.get("gen_ai.output.messages"))
+        if out:
+            texts = [m.text for m in out if m.role == "assistant" and m.text]
+            facts.root_output = texts[-1] if texts else None
+        return facts
+    if op == "execute_tool" or (not op and "gen_ai.tool.call.id" in a):
+        facts.role = "tool"
+        facts.tool = tool_from_attrs(span)
+        return facts
+    has_messages = "gen_ai.input.messages" in a or "gen_ai.output.messages" in a
+    if op in MODEL_OPERATIONS or has_messages:
+        facts.role = "model"
+        facts.model_name = _str(a.get("gen_ai.request.model")) or _str(
+            a.get("gen_ai.response.model"))
+        fill_model_call(facts, a)
+    return facts
+
+
+def fill_model_call(facts: SpanFacts, a: dict[str, Any]) -> None:
+    """Model-call content from GenAI attributes (span attributes or an operation-details
+    event's attributes)."""
+    facts.instructions = instructions_from(facts, a.get("gen_ai.system_instructions"))
+    facts.model_input = read_messages(facts, a.get("gen_ai.input.messages"))
+    facts.model_output = read_messages(facts, a.get("gen_ai.output.messages"))
+    reasons = _finish_reasons(a.get("gen_ai.response.finish_reasons"))
+    if facts.model_output and reasons:
+        for i, m in enumerate(facts.model_output):
+            if m.finish_reason is None and i < len(reasons):
+                m.finish_reason = reasons[i]
+    if facts.model_input is None and facts.model_output is None:
+        facts.capture_off = True
+
+
+def tool_from_attrs(span: Span) -> ToolFact:
+    """A tool call from `gen_ai.tool.*` attributes and the span status."""
+    a = span.attributes
+    call_id = a.get("gen_ai.tool.call.id")
+    has_result = "gen_ai.tool.call.result" in a or "gen_ai.tool.output" in a
+    result = a.get("gen_ai.tool.call.result", a.get("gen_ai.tool.output"))
+    args = a.get("gen_ai.tool.call.arguments", a.get("gen_ai.tool.input"))
+    error = None
+    if span.status_code == "ERROR":
+        error = str(a.get("error.message") or span.status_message or a.get("error.type")
+                    or "error")
+        has_result = False
+    return ToolFact(call_id=str(call_id).strip() if call_id else None,
+                    name=_str(a.get("gen_ai.tool.name")), args=decode_nested(args),
+                    result=decode_nested(result), has_result=has_result, error_text=error)
+
+
+def _str(v: Any) -> str | None:
+    return str(v) if v is not None and v != "" else None
+
+
+# --------------------------------------------------------------------------- events
+
+
+@dataclass(slots=True)
+class EventCall:
+    """One model call rebuilt from per-message events."""
+
+    start: int
+    end: int
+    facts: SpanFacts
+
+
+def _event_message(name: str, body: Any) -> NMessage | None:
+    body = body if isinstance(body, dict) else ({"content": body} if body is not None else {})
+    if name == "gen_ai.system.message":
+        return message_from_any({"role": "system", "content": body.get("content", "")})
+    if name == "gen_ai.user.message":
+        return message_from_any({"role": body.get("role") or "user",
+                                 "content": body.get("content", "")})
+    if name == "gen_ai.assistant.message":
+        return message_from_any({"role": "assistant", "content": body.get("content"),
+                                 "tool_calls": body.get("tool_calls")})
+    if name == "gen_ai.tool.message":
+        content = body.get("content")
+        return NMessage("tool", [NPart("tool_result", tool_call_id=_str(body.get("id")),
+                                       result=decode_nested(content))])
+    if name == "gen_ai.choice":
+        msg = body.get("message") if isinstance(body.get("message"), dict) else {}
+        m = message_from_any({"role": msg.get("role") or "assistant",
+                              "content": msg.get("content"),
+                              "tool_calls": body.get("tool_calls", msg.get("tool_calls"))})
+        if m is not None and body.get("finish_reason") is not None:
+            m.finish_reason = str(body["finish_reason"])
+        return m
+    return None
+
+
+def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
+                      convention: str = "genai") -> list[EventCall]:
+    """Model calls from GenAI events `(time_ns, name, attributes, body)` of one span, in time
+    order. A new call starts at an input event that follows a `gen_ai.choice`, so events of
+    several calls that point at one span (OpenLLMetry's log mode) stay apart."""
+    calls: list[EventCall] = []
+    current: EventCall | None = None
+    seen_choice = False
+    for t, name, attrs, body in sorted(events, key=lambda e: e[0]):
+        if name == "gen_ai.client.inference.operation.details":
+            facts = SpanFacts(convention, role="model")
+            merged = dict(attrs)
+            if isinstance(body, dict):
+                merged.update({k: v for k, v in body.items() if k.startswith("gen_ai.")})
+            fill_model_call(facts, merged)
+            calls.append(EventCall(t, t, facts))
+            current, seen_choice = None, False
+            continue
+        msg = _event_message(name, body)
+        if msg is None:
+            continue
+        is_choice = name == "gen_ai.choice"
+        if current is None or (seen_choice and not is_choice):
+            current = EventCall(t, t, SpanFacts(convention, role="model", model_input=[]))
+            calls.append(current)
+            seen_choice = False
+        current.end = max(current.end, t)
+        if is_choice:
+            seen_choice = True
+            if current.facts.model_output is None:
+                current.facts.model_output = []
+            current.facts.model_output.append(msg)
+        else:
+            assert current.facts.model_input is not None
+            current.facts.model_input.append(msg)
+        for p in msg.parts:
+            if p.kind == "text" and is_redacted(p.text):
+                current.facts.redacted = True
+    return calls

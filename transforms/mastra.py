@@ -1,0 +1,174 @@
+"""Mastra (`@mastra/otel-exporter`, conventions.md §5 and mastra-scorers.md §7).
+
+Current layout (1.x): `invoke_agent` AGENT_RUN root with `mastra.agent_run.input` (the new
+input only) and `mastra.agent_run.output` (`{text, …}`), `gen_ai.system_instructions` as a
+plain string; MODEL_GENERATION carries the full prompt in `mastra.model_generation.input`
+(`{messages: [system…, remembered…, new…]}`) and `mastra.model_generation.output`
+(`{text, toolCalls}`); the `chat` (MODEL_INFERENCE) span carries no usable input; tool spans
+sit under the model step. Legacy layout: MODEL_GENERATION *is* the `chat` span with
+`gen_ai.input.messages`. Older exporter (0.x): `agent.{id}` spans with raw `input`/`output`,
+`gen_ai.prompt`/`gen_ai.completion`, `tool.execute {tool}` with `gen_ai.tool.input/output`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transforms import genai
+from transforms.common import (
+    NMessage,
+    NPart,
+    SpanFacts,
+    ToolFact,
+    decode_nested,
+    is_redacted,
+    messages_from_any,
+    parse_json_attr,
+)
+from transforms.types import Span
+
+__all__ = ["extract", "is_mastra"]
+
+# Mastra marks strings it cut (deepClean) with this suffix.
+_CUT_SUFFIX = "[truncated]"
+
+
+def is_mastra(span: Span) -> bool:
+    """Mastra 1.x (`mastra.span.type`) or the 0.x exporter (its scope / span names)."""
+    a = span.attributes
+    if "mastra.span.type" in a:
+        return True
+    return "mastra" in span.scope_name.lower() and (
+        span.name.startswith(("agent.", "tool.execute", "chat ", "llm"))
+        or str(a.get("gen_ai.operation.name", "")).startswith(("agent.", "tool."))
+    )
+
+
+def _json(facts: SpanFacts, value: Any) -> tuple[Any, bool]:
+    if value is None:
+        return None, False
+    if isinstance(value, str) and value.endswith(_CUT_SUFFIX):
+        facts.truncated = True
+        facts.reasons.append("truncated_json")
+        return value, False
+    parsed = parse_json_attr(value)
+    if not parsed.ok:
+        if parsed.truncated:
+            facts.truncated = True
+            facts.reasons.append("truncated_json")
+            return value, False
+        if parsed.too_deep:
+            facts.reasons.append("too_deep_json")
+            return value, False
+        if is_redacted(value):
+            facts.redacted = True
+            return value, False
+        return value, True  # plain text
+    return parsed.value, True
+
+
+def _output_text(value: Any) -> str | None:
+    value = decode_nested(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("text"), str):
+        return str(value["text"])
+    return None
+
+
+def _generation_output(value: Any) -> list[NMessage] | None:
+    if not isinstance(value, dict):
+        text = _output_text(value)
+        return [NMessage("assistant", [NPart("text", text)], "stop")] if text else None
+    parts: list[NPart] = []
+    for c in value.get("toolCalls") or []:
+        if isinstance(c, dict):
+            call_id = c.get("toolCallId", c.get("id"))
+            parts.append(NPart("tool_call", tool_call_id=str(call_id) if call_id else None,
+                               tool_name=c.get("toolName", c.get("name")),
+                               args=decode_nested(c.get("args", c.get("input")))))
+    text = value.get("text")
+    if isinstance(text, str) and text:
+        parts.append(NPart("text", text))
+    finish = value.get("finishReason")
+    # A generation spans the whole tool loop: its text is the final answer.
+    return [NMessage("assistant", parts, str(finish) if finish else ("stop" if text else None))]
+
+
+def _check_redacted(facts: SpanFacts, msgs: list[NMessage] | None) -> None:
+    for m in msgs or []:
+        if any(p.kind == "text" and is_redacted(p.text) for p in m.parts):
+            facts.redacted = True
+
+
+def extract(span: Span) -> SpanFacts:
+    """Read one Mastra span."""
+    a = span.attributes
+    kind = str(a.get("mastra.span.type", "") or "")
+    op = str(a.get("gen_ai.operation.name", "") or "")
+    facts = SpanFacts("mastra")
+    if kind == "agent_run" or (not kind and (op in ("agent.run", "invoke_agent")
+                                             or span.name.startswith("agent."))):
+        facts.role = "agent"
+        facts.agent_id = _s(a.get("gen_ai.agent.id")) or _s(a.get("agent.id")) or (
+            span.name.removeprefix("agent.") if span.name.startswith("agent.") else None)
+        facts.agent_name = _s(a.get("gen_ai.agent.name")) or _s(a.get("entityName")) or \
+            facts.agent_id
+        facts.instructions = genai.instructions_from(facts, a.get("gen_ai.system_instructions"))
+        raw_in = a.get("mastra.agent_run.input", a.get("input"))
+        value, ok = _json(facts, raw_in)
+        msgs = messages_from_any(value) if ok else None
+        if msgs is not None:
+            facts.root_input = [m for m in msgs if m.role != "system"]
+            facts.input_mode = "new"
+            facts.remembered_exact = True
+            _check_redacted(facts, facts.root_input)
+        else:
+            facts.input_mode = "unusable"
+            if raw_in is None:
+                facts.capture_off = True
+        raw_out = a.get("mastra.agent_run.output", a.get("output"))
+        value, ok = _json(facts, raw_out)
+        if ok:
+            facts.root_output = _output_text(value)
+            if is_redacted(facts.root_output):
+                facts.redacted = True
+                facts.root_output = None
+        return facts
+    if kind in ("tool_call", "mcp_tool_call") or op in ("execute_tool", "tool.execute") or \
+            span.name.startswith("tool.execute"):
+        facts.role = "tool"
+        tool = genai.tool_from_attrs(span)
+        if tool.name is None:
+            tool.name = span.name.removeprefix("execute_tool ").removeprefix("tool.execute ")
+        if tool.call_id is None:
+            call_id = a.get("mastra.tool_call.toolCallId")
+            tool.call_id = str(call_id) if call_id else None
+        facts.tool = tool
+        return facts
+    if kind == "model_generation" or (not kind and op == "chat"):
+        facts.role = "model"
+        facts.model_name = _s(a.get("gen_ai.request.model")) or span.name.split(" ", 1)[-1]
+        if "mastra.model_generation.input" in a or "mastra.model_generation.output" in a:
+            value, ok = _json(facts, a.get("mastra.model_generation.input"))
+            facts.model_input = messages_from_any(value) if ok else None
+            value, ok = _json(facts, a.get("mastra.model_generation.output"))
+            facts.model_output = _generation_output(value) if ok else None
+        else:  # legacy: MODEL_GENERATION is the chat span, converted parts
+            genai.fill_model_call(facts, a)
+            if facts.model_input is None and "gen_ai.prompt" in a:
+                value, ok = _json(facts, a.get("gen_ai.prompt"))
+                facts.model_input = messages_from_any(value) if ok else None
+                value, ok = _json(facts, a.get("gen_ai.completion"))
+                facts.model_output = _generation_output(value) if ok else None
+        _check_redacted(facts, facts.model_input)
+        _check_redacted(facts, facts.model_output)
+        facts.capture_off = facts.model_input is None and facts.model_output is None
+        return facts
+    # model_inference (`chat`): a lossy summary of the prompt; model_step, chunks, …: nothing
+    # the run needs that model_generation does not say better.
+    return facts
+
+
+def _s(v: Any) -> str | None:
+    return str(v) if v is not None and v != "" else None

@@ -1,0 +1,212 @@
+"""OpenInference (conventions.md §2): `openinference.span.kind` AGENT / LLM / TOOL / CHAIN,
+flattened `llm.input_messages.{i}.message.*`, `input.value` / `output.value`, and the
+`__REDACTED__` placeholder of the `OPENINFERENCE_HIDE_*` settings."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from transforms.common import (
+    NMessage,
+    NPart,
+    SpanFacts,
+    ToolFact,
+    decode_nested,
+    is_redacted,
+    message_from_any,
+    messages_from_any,
+    parse_json_attr,
+)
+from transforms.types import Span
+
+__all__ = ["extract", "unflatten_messages"]
+
+_INDEXED = re.compile(r"^(\d+)\.(.*)$")
+
+
+def _set_path(target: dict[str, Any], path: str, value: Any) -> None:
+    # "message.tool_calls.0.tool_call.function.name" -> nested dicts; numeric segments become
+    # dict keys here and lists later, so sparse indexes (0, 3) survive.
+    node = target
+    keys = path.split(".")
+    for k in keys[:-1]:
+        nxt = node.get(k)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            node[k] = nxt
+        node = nxt
+    node[keys[-1]] = value
+
+
+def _indexed_list(d: Any) -> list[Any]:
+    if not isinstance(d, dict):
+        return []
+    items = [(int(k), v) for k, v in d.items() if k.isdigit()]
+    return [v for _, v in sorted(items)]
+
+
+def unflatten_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
+    """`{prefix}.{i}.message.*` attributes as a list of OpenAI-like message dicts, in index
+    order (gaps skipped). None when there are none."""
+    rows: dict[int, dict[str, Any]] = {}
+    plen = len(prefix) + 1
+    for key, value in attrs.items():
+        if not key.startswith(prefix) or len(key) <= plen or key[plen - 1] != ".":
+            continue
+        m = _INDEXED.match(key[plen:])
+        if m is None:
+            continue
+        _set_path(rows.setdefault(int(m.group(1)), {}), m.group(2), value)
+    if not rows:
+        return None
+    out: list[dict[str, Any]] = []
+    for _, row in sorted(rows.items()):
+        msg = row.get("message", {})
+        if not isinstance(msg, dict):
+            continue
+        converted: dict[str, Any] = {"role": msg.get("role", "user")}
+        contents = _indexed_list(msg.get("contents"))
+        if contents:
+            parts = []
+            for c in contents:
+                mc = c.get("message_content", {}) if isinstance(c, dict) else {}
+                kind = mc.get("type", "text")
+                if kind == "text":
+                    parts.append({"type": "text", "text": mc.get("text", "")})
+                elif kind == "reasoning":
+                    parts.append({"type": "reasoning", "text": mc.get("text", "")})
+                else:
+                    parts.append({"type": str(kind)})
+            converted["content"] = parts
+        elif "content" in msg:
+            converted["content"] = msg["content"]
+        if msg.get("tool_call_id") is not None:
+            converted["tool_call_id"] = msg["tool_call_id"]
+        if msg.get("name") is not None:
+            converted["name"] = msg["name"]
+        calls = []
+        for tc in _indexed_list(msg.get("tool_calls")):
+            call = tc.get("tool_call", {}) if isinstance(tc, dict) else {}
+            fn = call.get("function", {}) if isinstance(call.get("function"), dict) else {}
+            calls.append({"id": call.get("id"), "function": {
+                "name": fn.get("name"), "arguments": fn.get("arguments")}})
+        if calls:
+            converted["tool_calls"] = calls
+        out.append(converted)
+    return out
+
+
+def _messages(facts: SpanFacts, raw: list[dict[str, Any]] | None) -> list[NMessage] | None:
+    if raw is None:
+        return None
+    msgs: list[NMessage] = []
+    for r in raw:
+        m = message_from_any(r)
+        if m is None:
+            continue
+        if m.role == "tool" and not m.parts:
+            m.parts = []
+        msgs.append(m)
+        for p in m.parts:
+            if (p.kind == "text" and is_redacted(p.text)) or is_redacted(p.result):
+                facts.redacted = True
+    return msgs
+
+
+def _io_value(facts: SpanFacts, a: dict[str, Any], key: str) -> tuple[Any, bool]:
+    """`input.value`/`output.value`: (decoded value, usable)."""
+    if key not in a:
+        return None, False
+    raw = a[key]
+    if is_redacted(raw):
+        facts.redacted = True
+        return None, False
+    mime = str(a.get(key.replace(".value", ".mime_type"), "") or "")
+    if "json" in mime or (isinstance(raw, str) and raw.strip()[:1] in ("{", "[")):
+        parsed = parse_json_attr(raw)
+        if not parsed.ok:
+            if parsed.truncated:
+                facts.truncated = True
+                facts.reasons.append("truncated_json")
+            return raw, False
+        return parsed.value, True
+    return raw, True
+
+
+def _request_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
+    # Some instrumentations only put the raw provider request in input.value
+    # ({"messages": [...], "system": "..."}).
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        return None
+    msgs = messages_from_any(value["messages"]) or []
+    system = value.get("system")
+    if isinstance(system, str) and system:
+        msgs.insert(0, NMessage("system", [NPart("text", system)]))
+    elif isinstance(system, list):
+        m = message_from_any({"role": "system", "content": system})
+        if m is not None:
+            msgs.insert(0, m)
+    return msgs
+
+
+def extract(span: Span) -> SpanFacts:
+    """Read one OpenInference span."""
+    a = span.attributes
+    kind = str(a.get("openinference.span.kind", "")).upper()
+    facts = SpanFacts("openinference")
+    if kind == "AGENT":
+        facts.role = "agent"
+        facts.agent_name = str(a.get("agent.name") or span.name or "") or None
+        value, ok = _io_value(facts, a, "input.value")
+        if ok and isinstance(value, str):
+            facts.root_input = messages_from_any(value)
+            facts.input_mode = "new"
+        elif ok and (isinstance(value, list) or (isinstance(value, dict) and "messages" in value)):
+            facts.root_input = messages_from_any(value)
+            facts.input_mode = "conversation"
+        else:
+            facts.input_mode = "unusable"
+        out, ok = _io_value(facts, a, "output.value")
+        if ok:
+            out = decode_nested(out)
+            if isinstance(out, str):
+                facts.root_output = out
+            elif isinstance(out, dict):
+                for key in ("text", "content", "output", "final_output"):
+                    if isinstance(out.get(key), str):
+                        facts.root_output = out[key]
+                        break
+        return facts
+    if kind == "TOOL":
+        facts.role = "tool"
+        args, _ = _io_value(facts, a, "input.value")
+        has_result = "output.value" in a
+        result, _ = _io_value(facts, a, "output.value")
+        error = None
+        if span.status_code == "ERROR":
+            error = span.status_message or "error"
+            has_result = False
+        call_id = a.get("tool.id") or a.get("tool_call.id")
+        facts.tool = ToolFact(call_id=str(call_id).strip() if call_id else None,
+                              name=str(a.get("tool.name") or span.name),
+                              args=decode_nested(args), result=decode_nested(result),
+                              has_result=has_result, error_text=error)
+        return facts
+    if kind == "LLM":
+        facts.role = "model"
+        facts.model_name = str(a.get("llm.model_name") or "") or None
+        facts.model_input = _messages(facts, unflatten_messages(a, "llm.input_messages"))
+        facts.model_output = _messages(facts, unflatten_messages(a, "llm.output_messages"))
+        if facts.model_input is None:
+            value, ok = _io_value(facts, a, "input.value")
+            if ok:
+                facts.model_input = _request_messages(facts, value)
+        finish = a.get("llm.finish_reason")
+        if facts.model_output and finish is not None:
+            for m in facts.model_output:
+                m.finish_reason = m.finish_reason or str(finish)
+        if facts.model_input is None and facts.model_output is None:
+            facts.capture_off = True
+        return facts
+    return facts

@@ -1,0 +1,185 @@
+"""OpenLLMetry / Traceloop (conventions.md §3).
+
+Decorator spans (`traceloop.span.kind` = workflow|task|agent|tool, `traceloop.entity.*`,
+`traceloop.association.properties.*`), legacy LLM spans with indexed
+`gen_ai.prompt.{i}.*` / `gen_ai.completion.{i}.*`, the 2026 structured
+`gen_ai.input.messages`/`output.messages`, and log-event mode (GenAI events joined by the
+builder to whatever span they point at).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transforms import genai
+from transforms.common import (
+    NMessage,
+    SpanFacts,
+    ToolFact,
+    decode_nested,
+    is_redacted,
+    message_from_any,
+    messages_from_any,
+    parse_json_attr,
+)
+from transforms.openinference import _indexed_list, _set_path
+from transforms.types import Span
+
+__all__ = ["extract", "is_openllmetry", "unflatten_prompts"]
+
+
+def is_openllmetry(span: Span) -> bool:
+    """`traceloop.*` attributes or indexed `gen_ai.prompt.{i}` / `gen_ai.completion.{i}`."""
+    for key in span.attributes:
+        if key.startswith(("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.",
+                           "gen_ai.completion.")):
+            return True
+    return False
+
+
+def unflatten_prompts(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
+    """`gen_ai.prompt.{i}.{role,content,tool_call_id,tool_calls.{k}.*}` as OpenAI-like
+    message dicts in index order. None when there are none."""
+    rows: dict[int, dict[str, Any]] = {}
+    plen = len(prefix) + 1
+    for key, value in attrs.items():
+        if not key.startswith(prefix + "."):
+            continue
+        rest = key[plen:]
+        idx, _, path = rest.partition(".")
+        if not idx.isdigit() or not path:
+            continue
+        _set_path(rows.setdefault(int(idx), {}), path, value)
+    if not rows:
+        return None
+    out: list[dict[str, Any]] = []
+    for _, row in sorted(rows.items()):
+        msg: dict[str, Any] = {"role": row.get("role", "user")}
+        content = row.get("content")
+        if isinstance(content, str):
+            parsed = parse_json_attr(content)
+            # content is a string, or JSON of a part list
+            msg["content"] = parsed.value if parsed.ok and isinstance(parsed.value, list) \
+                else content
+        if row.get("tool_call_id") is not None:
+            msg["tool_call_id"] = row["tool_call_id"]
+        calls = [{"id": c.get("id"), "function": {"name": c.get("name"),
+                                                    "arguments": c.get("arguments")}}
+                 for c in _indexed_list(row.get("tool_calls")) if isinstance(c, dict)]
+        if calls:
+            msg["tool_calls"] = calls
+        if row.get("finish_reason") is not None:
+            msg["finish_reason"] = row["finish_reason"]
+        out.append(msg)
+    return out
+
+
+def _msgs(facts: SpanFacts, raw: list[dict[str, Any]] | None) -> list[NMessage] | None:
+    if raw is None:
+        return None
+    out = [m for m in (message_from_any(r) for r in raw) if m is not None]
+    for m in out:
+        if any(p.kind == "text" and is_redacted(p.text) for p in m.parts):
+            facts.redacted = True
+    return out
+
+
+def _entity(facts: SpanFacts, value: Any) -> tuple[Any, bool]:
+    if value is None:
+        return None, False
+    parsed = parse_json_attr(value)
+    if not parsed.ok:
+        if parsed.truncated:
+            facts.truncated = True
+            facts.reasons.append("truncated_json")
+            return value, False
+        if parsed.too_deep:
+            facts.reasons.append("too_deep_json")
+            return value, False
+    return parsed.value, True
+
+
+def _tool_args(value: Any) -> Any:
+    # The decorator dumps Python call arguments: {"args": [...], "kwargs": {...}}.
+    if isinstance(value, dict) and set(value) <= {"args", "kwargs"}:
+        args, kwargs = value.get("args") or [], value.get("kwargs") or {}
+        if not args and isinstance(kwargs, dict):
+            return kwargs
+        if len(args) == 1 and not kwargs:
+            return decode_nested(args[0])
+    return decode_nested(value)
+
+
+def extract(span: Span) -> SpanFacts:
+    """Read one OpenLLMetry span."""
+    a = span.attributes
+    kind = str(a.get("traceloop.span.kind", "") or "")
+    facts = SpanFacts("openllmetry")
+    if kind in ("agent", "workflow"):
+        facts.role = kind
+        facts.agent_name = str(a.get("traceloop.entity.name") or a.get(
+            "traceloop.workflow.name") or span.name.rsplit(".", 1)[0]) or None
+        raw_in = a.get("traceloop.entity.input")
+        value, ok = _entity(facts, raw_in)
+        if raw_in is None:
+            facts.capture_off = True
+        if is_redacted(raw_in):
+            facts.redacted = True
+        msgs = None
+        if ok and not (isinstance(value, dict) and set(value) <= {"args", "kwargs"}):
+            msgs = messages_from_any(value)
+        if msgs:
+            facts.root_input = msgs
+            facts.input_mode = "conversation"
+        else:
+            facts.input_mode = "unusable"  # a Python-args dump, not a conversation
+        value, ok = _entity(facts, a.get("traceloop.entity.output"))
+        if ok:
+            value = decode_nested(value)
+            if isinstance(value, str):
+                facts.root_output = None if is_redacted(value) else value
+            elif isinstance(value, dict):
+                for key in ("content", "text", "output"):
+                    if isinstance(value.get(key), str):
+                        facts.root_output = value[key]
+                        break
+        return facts
+    if kind == "tool":
+        facts.role = "tool"
+        value, _ = _entity(facts, a.get("traceloop.entity.input"))
+        has_result = "traceloop.entity.output" in a
+        result, _ = _entity(facts, a.get("traceloop.entity.output"))
+        error = None
+        if span.status_code == "ERROR":
+            error = span.status_message or "error"
+            has_result = False
+        call_id = a.get("gen_ai.tool.call.id")
+        facts.tool = ToolFact(call_id=str(call_id) if call_id else None,
+                              name=str(a.get("traceloop.entity.name") or span.name.rsplit(
+                                  ".", 1)[0]),
+                              args=_tool_args(value), result=decode_nested(result),
+                              has_result=has_result, error_text=error)
+        return facts
+    prompts = unflatten_prompts(a, "gen_ai.prompt")
+    completions = unflatten_prompts(a, "gen_ai.completion")
+    if prompts is not None or completions is not None:
+        facts.role = "model"
+        facts.model_name = str(a.get("gen_ai.request.model") or a.get(
+            "gen_ai.response.model") or "") or None
+        facts.model_input = _msgs(facts, prompts)
+        out = _msgs(facts, completions)
+        if out:
+            for m in out:
+                if m.role == "user":
+                    m.role = "assistant"
+        facts.model_output = out
+        return facts
+    if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a or \
+            a.get("llm.request.type") is not None:
+        # 2026 releases: upstream structured attributes; or content off (no prompts at all).
+        facts.role = "model"
+        facts.model_name = str(a.get("gen_ai.request.model") or a.get(
+            "gen_ai.response.model") or "") or None
+        genai.fill_model_call(facts, a)
+        return facts
+    return facts
