@@ -14,8 +14,10 @@ from scorers.errors import (
     ScorerError,
     ScorerRunError,
 )
+from scorers.filtering import FilterRun, filter_run
 from scorers.judge import Judge, JudgeProvider, JudgeReply, JudgeRequest, default_model
 from scorers.processors import Matcher, RetryDecision, StreamErrorRetryProcessor
+from scorers.sampling import NoSampling, RatioSampling, Sampling, is_sampled
 from scorers.types import (
     AgentRunInput,
     JudgeExecution,
@@ -31,6 +33,7 @@ from scorers.types import (
 __all__ = [
     "AgentRunInput",
     "ConfigError",
+    "FilterRun",
     "Judge",
     "JudgeAuthError",
     "JudgeExecution",
@@ -42,10 +45,13 @@ __all__ = [
     "JudgeUnavailableError",
     "Matcher",
     "Message",
+    "NoSampling",
     "NotScorable",
     "PromptStep",
+    "RatioSampling",
     "RetryDecision",
     "RunTarget",
+    "Sampling",
     "ScoreRecord",
     "ScorecarError",
     "Scorer",
@@ -59,5 +65,7 @@ __all__ = [
     "ToolInvocation",
     "create_scorer",
     "default_model",
+    "filter_run",
+    "is_sampled",
     "not_scorable",
 ]

@@ -50,3 +50,13 @@ def test_dependencies_point_one_way(package: str) -> None:
         if bad:
             offenders.append(f"{path.relative_to(ROOT)} imports {sorted(bad)}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_scorers_exports_the_design_names() -> None:
+    import scorers
+
+    required = {"create_scorer", "PromptStep", "Judge", "StreamErrorRetryProcessor",
+                "filter_run", "not_scorable", "ScorerRunError", "ScorerRun", "ScorerResult",
+                "Message", "SystemMessage", "AgentRunInput", "ScoreRecord"}
+    missing = required - set(scorers.__all__)
+    assert not missing, f"scorers.__all__ lacks {sorted(missing)}"
