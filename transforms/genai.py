@@ -227,6 +227,7 @@ def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
         msg = _event_message(name, body)
         if msg is None:
             continue
+        absent = _content_absent(name, body)
         is_choice = name == "gen_ai.choice"
         if current is None or (seen_choice and not is_choice):
             current = EventCall(t, t, SpanFacts(convention, role="model", model_input=[]))
@@ -241,7 +242,31 @@ def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
         else:
             assert current.facts.model_input is not None
             current.facts.model_input.append(msg)
+        if absent:
+            current.facts.capture_off = True
         for p in msg.parts:
             if p.kind == "text" and is_redacted(p.text):
                 current.facts.redacted = True
     return calls
+
+
+def _content_absent(name: str, body: Any) -> bool:
+    """With content capture off, instrumentations still emit the events, minus `content`
+    (and minus tool-call arguments)."""
+    b = body if isinstance(body, dict) else {}
+    if name in ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.tool.message"):
+        return "content" not in b
+    if name == "gen_ai.choice":
+        msg = b.get("message") if isinstance(b.get("message"), dict) else {}
+        calls = b.get("tool_calls", msg.get("tool_calls"))
+        if calls:
+            return any(isinstance(c, dict) and isinstance(c.get("function"), dict)
+                       and "arguments" not in c["function"] for c in calls)
+        return "content" not in msg
+    if name == "gen_ai.assistant.message":
+        calls = b.get("tool_calls")
+        if calls:
+            return any(isinstance(c, dict) and isinstance(c.get("function"), dict)
+                       and "arguments" not in c["function"] for c in calls)
+        return "content" not in b
+    return False

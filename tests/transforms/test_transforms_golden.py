@@ -23,9 +23,21 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-@pytest.mark.parametrize("expected_path", EXPECTED,
-                         ids=[f"{p.parent.name}/{p.name.removesuffix('.expected.json')}"
-                              for p in EXPECTED])
+# Expectations the committed capture cannot support (reported to the lead, not edited here):
+# the span data itself lacks what the expectation asks for.
+KNOWN_CAPTURE_GAPS: dict[str, str] = {}
+
+
+def _case_id(p: Path) -> str:
+    return f"{p.parent.name}/{p.name.removesuffix('.expected.json')}"
+
+
+CASES = [pytest.param(p, id=_case_id(p), marks=[pytest.mark.xfail(
+    reason=KNOWN_CAPTURE_GAPS[_case_id(p)], strict=True)] if _case_id(p) in KNOWN_CAPTURE_GAPS
+    else []) for p in EXPECTED]
+
+
+@pytest.mark.parametrize("expected_path", CASES)
 def test_capture_rebuilds_expected_runs(expected_path: Path) -> None:
     expected = _load(expected_path)
     capture = expected_path.with_name(expected_path.name.replace(".expected.json",
