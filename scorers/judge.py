@@ -251,25 +251,24 @@ class JudgeProvider(Protocol):
 class AnthropicProvider:
     """`JudgeProvider` over `anthropic.AsyncAnthropic(max_retries=0)`.
 
-    Clients are kept per event loop and per (api key, base url, timeout), so connections are
-    reused across calls.
+    Clients are kept per event loop and per (api key, base url), so connections are reused
+    across calls; the timeout is set per request.
     """
 
     def __init__(self) -> None:
         self._clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop,
-            dict[tuple[str | None, str | None, float], anthropic.AsyncAnthropic]] = (
+            dict[tuple[str | None, str | None], anthropic.AsyncAnthropic]] = (
             weakref.WeakKeyDictionary())
 
     def _client(self, request: JudgeRequest) -> anthropic.AsyncAnthropic:
         per_loop = self._clients.setdefault(asyncio.get_running_loop(), {})
-        key = (request.api_key, request.base_url, request.timeout)
+        key = (request.api_key, request.base_url)
         client = per_loop.get(key)
         if client is None:
             try:
                 client = anthropic.AsyncAnthropic(api_key=request.api_key,
-                                                  base_url=request.base_url,
-                                                  timeout=request.timeout, max_retries=0)
+                                                  base_url=request.base_url, max_retries=0)
             except anthropic.AnthropicError as exc:
                 # e.g. no API key anywhere: a configuration error, never retried.
                 raise JudgeAuthError(
@@ -283,14 +282,19 @@ class AnthropicProvider:
         kwargs: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens,
                                   "system": request.system, "messages": request.messages}
         if request.temperature is not None:
-            kwargs["temperature"] = request.temperature
+            # this SDK's create() has no `temperature` parameter any more; the API still takes it
+            kwargs["extra_body"] = {"temperature": request.temperature}
         if request.output_schema is not None:
             kwargs["output_config"] = {"format": {"type": "json_schema",
                                                   "schema": request.output_schema}}
         if request.tool is not None:
             kwargs["tools"] = [request.tool]
             kwargs["tool_choice"] = {"type": "tool", "name": request.tool["name"]}
-        message = await self._client(request).messages.create(**kwargs)
+        message = await self._client(request).messages.create(**kwargs,
+                                                              timeout=request.timeout)
+        if not isinstance(message, anthropic.types.Message):
+            # e.g. a proxy's HTML page with status 200: not retryable unless told so
+            raise ValueError(f"expected a Messages API reply, got {type(message).__name__}")
         texts: list[str] = []
         tool_input: Any = None
         for block in message.content:
