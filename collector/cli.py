@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 import click
 
@@ -20,3 +22,23 @@ def _version() -> str:
 @click.version_option(_version(), prog_name="scorecar")
 def main() -> None:
     """scorecar: score LLM agents from their OpenTelemetry traces."""
+
+
+@main.command("inspect")
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+def inspect_command(files: tuple[Path, ...]) -> None:
+    """Print the scorer runs rebuilt from OTLP JSON FILES (one JSON object per line).
+
+    FILES hold OTLP/JSON export requests, one per line (the Collector's file exporter) or
+    one document. All files are grouped by trace id together. Summary and reason counts go
+    to stderr. Exit 0 even with no runs; 2 when a file cannot be read.
+    """
+    from collector.inspect import UnreadableInput, inspect_files, write_report
+
+    try:
+        result = inspect_files(files)
+    except UnreadableInput as exc:
+        click.echo(f"scorecar inspect: cannot read {exc}", err=True)
+        sys.exit(2)
+    write_report(result, sys.stdout, sys.stderr)

@@ -334,12 +334,25 @@ def _run_sort_key(run: ScorerRun) -> tuple[float, str, str]:
 # --------------------------------------------------------------------------- one run
 
 
-def _trailing_user(msgs: list[NMessage]) -> int:
-    """Index where the trailing user messages start (tool-result-only users excluded)."""
-    k = len(msgs)
+def _is_exchange(m: NMessage) -> bool:
+    """A message of a tool round: a tool result, or an assistant message calling tools."""
+    return m.role == "tool" or (m.role == "user" and m.only_tool_results) or (
+        m.role == "assistant" and any(p.kind == "tool_call" for p in m.parts))
+
+
+def _trailing_user(msgs: list[NMessage]) -> tuple[int, int]:
+    """(start, end) of the trailing user messages, skipping a tool round after them (a model
+    call made after a tool ran sees the round after the user's question). Tool-result-only
+    user messages (the Anthropic wire form) are never new input."""
+    end = len(msgs)
+    while end > 0 and _is_exchange(msgs[end - 1]):
+        end -= 1
+    if end < len(msgs) and (end == 0 or msgs[end - 1].role != "user"):
+        end = len(msgs)  # not a round following a question: nothing to skip
+    k = end
     while k > 0 and msgs[k - 1].role == "user" and not msgs[k - 1].only_tool_results:
         k -= 1
-    return k
+    return k, end
 
 
 def _split_new_input(history: list[NMessage], new: list[NMessage]) -> tuple[int, bool]:
@@ -499,24 +512,38 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
     if tagged:
         derived.append("taggedSystemMessages")
 
-    # New input and remembered history.
+    # New input and remembered history; `exchange` is a tool round of this invocation that
+    # the first model call we see already had in its input (its calls belong to the output).
     root_in = None if bare else rf.root_input
+    exchange: list[NMessage] = []
     if root_in is not None and rf.input_mode == "new":
         new_n = [m for m in root_in if m.role not in _SYSTEM_ROLES]
         k, exact = _split_new_input(history, new_n)
         remembered_n = history[:k]
+        exchange = history[k + len(new_n):]
         if not (rf.remembered_exact and exact) and history:
             derived.append("rememberedMessages")
     elif root_in is not None and rf.input_mode == "conversation":
         conv = [m for m in root_in if m.role not in _SYSTEM_ROLES]
-        k = _trailing_user(conv)
-        new_n = conv[k:]
-        remembered_n = history[:_split_new_input(history, new_n)[0]] if history else conv[:k]
+        k, end = _trailing_user(conv)
+        new_n = conv[k:end]
+        if history:
+            k = _split_new_input(history, new_n)[0]
+            remembered_n = history[:k]
+            exchange = history[k + len(new_n):]
+        else:
+            remembered_n = conv[:k]
         derived.extend(["inputMessages", "rememberedMessages"])
     else:
-        k = _trailing_user(history)
-        new_n, remembered_n = history[k:], history[:k]
+        k, end = _trailing_user(history)
+        new_n, remembered_n, exchange = history[k:end], history[:k], history[end:]
         derived.extend(["inputMessages", "rememberedMessages"])
+    if not all(_is_exchange(m) or m.role == "assistant" for m in exchange):
+        exchange = []
+    if not new_n:
+        cut = rf.cut_input or (first.cut_input if first is not None else None)
+        if cut:  # JSON cut by a length limit: keep the text rather than nothing
+            new_n = [NMessage("user", [NPart("text", cut)])]
     input_messages = _convert(new_n, started)
     remembered = _convert(remembered_n,
                           ns_to_datetime(run_calls[0].start) if run_calls else started)
@@ -538,6 +565,10 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
     invs: dict[str, _Inv] = {}
     entries: list[tuple[int, int, Any]] = []
     seq = 0
+    if exchange:
+        run_calls.insert(0, _Call(run_calls[0].start, run_calls[0].start, SpanFacts(
+            rf.convention, role="model", model_output=[m for m in exchange
+                                                       if m.role == "assistant"])))
     for c in run_calls:
         for m in c.facts.model_output or []:
             if m.role == "user":
@@ -585,6 +616,10 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
             _set_result(slot.inv, t)
     entries.sort(key=lambda e: (e[0], e[1]))
     parts: list[Any] = [e[2] for e in entries]
+    if final_text is None and not parts:
+        cut = rf.cut_output or (final_call.facts.cut_output if final_call else None) or next(
+            (c.facts.cut_output for c in reversed(run_calls) if c.facts.cut_output), None)
+        final_text = cut  # JSON cut by a length limit: keep the text rather than nothing
     if final_text:
         parts.append(TextPart(text=final_text))
     output: list[Message] = []

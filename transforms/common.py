@@ -108,6 +108,8 @@ class SpanFacts:
         tool: the tool call a tool span executed.
         system_tags: tag per system-message text, when the convention names one.
         truncated / redacted / capture_off: faithfulness flags for the run.
+        cut_input / cut_output: the raw text of an input/output value whose JSON was cut
+            by a length limit (kept when nothing better is known).
         reasons: reason codes to count for this span (e.g. `truncated_json`).
     """
 
@@ -126,6 +128,8 @@ class SpanFacts:
     tool: ToolFact | None = None
     system_tags: dict[str, str] = field(default_factory=dict)
     truncated: bool = False
+    cut_input: str | None = None
+    cut_output: str | None = None
     redacted: bool = False
     capture_off: bool = False
     reasons: list[str] = field(default_factory=list)

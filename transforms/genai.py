@@ -60,6 +60,13 @@ def read_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
     return msgs
 
 
+def cut_text(value: Any) -> str | None:
+    """The raw text of a JSON attribute that was cut mid-way by a length limit, else None."""
+    if isinstance(value, str) and parse_json_attr(value).truncated:
+        return value
+    return None
+
+
 def instructions_from(facts: SpanFacts, value: Any) -> list[str] | None:
     """`gen_ai.system_instructions`: a part array (OTel), or a plain string (Mastra)."""
     if value is None:
@@ -115,7 +122,11 @@ def extract(span: Span, convention: str = "genai") -> SpanFacts:
         facts.instructions = instructions_from(facts, a.get("gen_ai.system_instructions"))
         facts.root_input = read_messages(facts, a.get("gen_ai.input.messages"))
         facts.input_mode = "conversation"
+        if facts.root_input is None:
+            facts.cut_input = cut_text(a.get("gen_ai.input.messages"))
         out = read_messages(facts, a.get("gen_ai.output.messages"))
+        if out is None:
+            facts.cut_output = cut_text(a.get("gen_ai.output.messages"))
         if out:
             texts = [m.text for m in out if m.role == "assistant" and m.text]
             facts.root_output = texts[-1] if texts else None
@@ -139,12 +150,16 @@ def fill_model_call(facts: SpanFacts, a: dict[str, Any]) -> None:
     facts.instructions = instructions_from(facts, a.get("gen_ai.system_instructions"))
     facts.model_input = read_messages(facts, a.get("gen_ai.input.messages"))
     facts.model_output = read_messages(facts, a.get("gen_ai.output.messages"))
+    if facts.model_input is None:
+        facts.cut_input = cut_text(a.get("gen_ai.input.messages"))
+    if facts.model_output is None:
+        facts.cut_output = cut_text(a.get("gen_ai.output.messages"))
     reasons = _finish_reasons(a.get("gen_ai.response.finish_reasons"))
     if facts.model_output and reasons:
         for i, m in enumerate(facts.model_output):
             if m.finish_reason is None and i < len(reasons):
                 m.finish_reason = reasons[i]
-    if facts.model_input is None and facts.model_output is None:
+    if facts.model_input is None and facts.model_output is None and not facts.truncated:
         facts.capture_off = True
 
 

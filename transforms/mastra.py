@@ -127,8 +127,12 @@ def extract(span: Span) -> SpanFacts:
             facts.input_mode = "unusable"
             if raw_in is None:
                 facts.capture_off = True
+            elif facts.truncated and isinstance(raw_in, str):
+                facts.cut_input = raw_in
         raw_out = a.get("mastra.agent_run.output", a.get("output"))
         value, ok = _json(facts, raw_out)
+        if not ok and isinstance(raw_out, str) and raw_out.strip()[:1] in ("{", "["):
+            facts.cut_output = raw_out
         if ok:
             facts.root_output = _output_text(value)
             if is_redacted(facts.root_output):

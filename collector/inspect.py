@@ -1,0 +1,119 @@
+"""`scorecar inspect FILE…`: OTLP JSON -> the ScorerRuns scorers would see (DESIGN §8).
+
+Every file is read first (OTLP JSON lines as the Collector's file exporter writes them, or
+one JSON document, possibly pretty-printed), spans and log records are grouped by trace id
+across lines and files, and each trace's runs are printed as one JSON object per line,
+sorted by (startedAt, traceId, spanId), every field present. A summary and the reason counts
+go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from collector.otlp import Decoded, decode_json_bytes
+from scorers.types import ScorerRun
+from transforms import build_runs, group_traces
+
+__all__ = ["InspectResult", "UnreadableInput", "inspect_files", "read_otlp_file", "write_report"]
+
+
+class UnreadableInput(Exception):
+    """A file could not be read at all (missing, a directory, permission denied)."""
+
+
+@dataclass(slots=True)
+class InspectResult:
+    """Runs rebuilt from some OTLP JSON files, and what was refused or not used."""
+
+    runs: list[ScorerRun] = field(default_factory=list)
+    reasons: Counter[str] = field(default_factory=Counter)
+    spans: int = 0
+    logs: int = 0
+    traces: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def read_otlp_file(path: Path) -> Decoded:
+    """Decode one file: JSON lines, or a single (possibly multi-line) JSON document.
+
+    Raises:
+        UnreadableInput: the file cannot be opened or read.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UnreadableInput(f"{path}: {exc.strerror or exc}") from exc
+    out = Decoded()
+    stripped = data.strip()
+    if not stripped:
+        return out
+    # One document spread over many lines (pretty-printed) parses whole; else JSON lines.
+    whole = decode_json_bytes(stripped) if b"\n" in stripped else None
+    if whole is not None and not whole.refused.get("malformed_json"):
+        return whole
+    usable = 0
+    for n, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        part = decode_json_bytes(line)
+        if not (part.refused.get("malformed_json") or part.refused.get("not_otlp")
+                or part.refused.get("too_deep")) or part.spans or part.logs:
+            usable += 1
+        part.errors = [f"{path}:{n}: {e}" for e in part.errors]
+        out.extend(part)
+    if usable == 0:
+        first = out.errors[0] if out.errors else "no OTLP request found"
+        raise UnreadableInput(f"{path}: not OTLP JSON ({first})")
+    return out
+
+
+def inspect_files(paths: Iterable[Path]) -> InspectResult:
+    """Read every file, group by trace id across files, and build every trace's runs."""
+    decoded = Decoded()
+    for path in paths:
+        decoded.extend(read_otlp_file(path))
+    result = InspectResult(spans=len(decoded.spans), logs=len(decoded.logs),
+                           errors=list(decoded.errors))
+    result.reasons.update(decoded.refused)
+    traces = group_traces(decoded.spans, decoded.logs)
+    result.traces = len(traces)
+    for trace in traces.values():
+        built = build_runs(trace)
+        result.runs.extend(built.runs)
+        result.reasons.update(built.reasons)
+    result.runs.sort(key=_sort_key)
+    return result
+
+
+def _sort_key(run: ScorerRun) -> tuple[str, str, str]:
+    t = run.target
+    if t is None:
+        return ("", "", "")
+    started = t.started_at.isoformat() if t.started_at else ""
+    return (started, t.trace_id or "", t.span_id or "")
+
+
+def write_report(result: InspectResult, out: IO[str], err: IO[str]) -> None:
+    """Runs as JSON lines on `out` (camelCase, nulls kept); summary and reasons on `err`."""
+    for run in result.runs:
+        out.write(json.dumps(run.model_dump(mode="json", by_alias=True, exclude_none=False),
+                             ensure_ascii=False, separators=(",", ":")))
+        out.write("\n")
+    conventions = Counter(r.target.convention for r in result.runs if r.target)
+    err.write(f"scorecar inspect: {len(result.runs)} run(s) from {result.traces} trace(s), "
+              f"{result.spans} span(s), {result.logs} log record(s)")
+    if conventions:
+        err.write(" [" + ", ".join(f"{k}: {v}" for k, v in sorted(
+            conventions.items(), key=lambda kv: str(kv[0]))) + "]")
+    err.write("\n")
+    if result.reasons:
+        err.write("reasons: " + ", ".join(f"{k}={v}" for k, v in sorted(
+            result.reasons.items())) + "\n")
+    for e in result.errors[:10]:
+        err.write(f"  {e}\n")

@@ -1,0 +1,148 @@
+"""The hand-made attribute sets of reference/convention-fixtures.json, one convention each:
+the scenario is history "Hi, I'm Ana." / "Hi Ana! How can I help?", new input "What's the
+weather in Paris?", get_weather({"city": "Paris"}) -> {"temp_c": 14, "conditions": "rain"},
+final answer "It's 14°C and raining in Paris, Ana."."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scorers.types import ScorerRun
+from tests.transforms._spans import TRACE, load_fixtures, log_event, span
+from transforms import Trace, build_runs
+
+FIX = load_fixtures()
+SYSTEM = "You are a helpful weather assistant."
+QUESTION = "What's the weather in Paris?"
+ANSWER = "It's 14°C and raining in Paris, Ana."
+RESULT = {"temp_c": 14, "conditions": "rain"}
+
+
+def _spans(conv: str, names: list[str], root_id: str = "00f067aa0ba902b7") -> list[Any]:
+    out = []
+    for i, fx in enumerate(f for f in FIX[conv] if f["name"] in names):
+        sid = fx.get("span_id") or f"{0xa000 + i:016x}"
+        parent = fx.get("parent_span_id") if sid != root_id else None
+        if parent is None and sid != root_id:
+            parent = root_id
+        out.append(span(fx["span_name"], fx["attributes"], span_id=sid, parent=parent,
+                        start=1000 + 100 * i, end=(10_000 if sid == root_id else 1050 + 100 * i),
+                        scope=fx.get("scope", ""), kind=fx.get("kind", "INTERNAL")))
+    return out
+
+
+def _one_run(spans: list[Any], logs: list[Any] | None = None) -> ScorerRun:
+    result = build_runs(Trace(TRACE, spans, logs or []))
+    assert len(result.runs) == 1, result
+    return result.runs[0]
+
+
+def _history(run: ScorerRun) -> list[tuple[str, str]]:
+    return [(m.role, m.text) for m in run.input.remembered_messages]
+
+
+def _tools(run: ScorerRun) -> list[tuple[str, str, Any, Any, str]]:
+    return [(t.tool_name, t.tool_call_id, t.args, t.result, t.state)
+            for t in run.output[0].tool_invocations]
+
+
+def test_otel_genai_agent_chat_and_tool() -> None:
+    names = [f["name"] for f in FIX["otel_genai"] if "log_events" not in f]
+    run = _one_run(_spans("otel_genai", names))
+    t = run.target
+    assert (t.convention, t.entity_name, t.entity_id, t.conversation_id) == (
+        "genai", "WeatherAgent", "asst_5j66UpCp", "conv_42")
+    assert [s.content for s in run.input.system_messages] == [SYSTEM]
+    assert [(m.role, m.text) for m in run.input.input_messages] == [("user", QUESTION)]
+    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert "rememberedMessages" in t.derived  # inferred, not read
+    assert run.output[0].text == ANSWER
+    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert t.content_captured and not t.truncated
+
+
+def test_otel_genai_legacy_log_events_make_a_bare_run() -> None:
+    fx = next(f for f in FIX["otel_genai"] if "log_events" in f)
+    chat = span(fx["span_name"], fx["attributes"], span_id=fx["span_id"], kind="CLIENT")
+    logs = [log_event(e, 2000 + i) for i, e in enumerate(fx["log_events"])]
+    result = build_runs(Trace(TRACE, [chat], logs))
+    assert len(result.runs) == 1
+    run = result.runs[0]
+    assert result.reasons["evaluation_event"] == 1  # the evaluation record is not content
+    assert (run.target.entity_name, run.target.convention) == ("gpt-4o", "genai")
+    assert [s.content for s in run.input.system_messages] == [SYSTEM]
+    assert [m.text for m in run.input.input_messages] == [QUESTION]
+    # The tool round in the call's input belongs to this invocation's output.
+    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert run.output[0].text == ANSWER
+
+
+def test_openinference_agent_llm_tool() -> None:
+    spans = _spans("openinference", [f["name"] for f in FIX["openinference"]])
+    tool_fx = FIX["openinference"][2]
+    second = dict(FIX["openinference"][1]["attributes"])
+    second.update(tool_fx["next_llm_span_extra_attributes"])
+    for k in [k for k in second if k.startswith("llm.output_messages.0.message.tool_calls")]:
+        del second[k]
+    spans.append(span("ChatCompletion", second, parent="00f067aa0ba902b7", start=5000,
+                      end=6000))
+    run = _one_run(spans)
+    t = run.target
+    assert (t.convention, t.entity_name, t.conversation_id, t.resource_id) == (
+        "openinference", "WeatherAgent", "sess-42", "ana@example.com")
+    assert run.request_context == {"thread": "conv_42"}
+    assert [s.content for s in run.input.system_messages] == [SYSTEM]
+    assert [m.text for m in run.input.input_messages] == [QUESTION]
+    assert "inputMessages" not in t.derived  # the AGENT input.value is this turn's input
+    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert run.output[0].text == ANSWER
+    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+
+
+def test_openllmetry_decorators_and_legacy_prompts() -> None:
+    run = _one_run(_spans("openllmetry", [f["name"] for f in FIX["openllmetry"]]))
+    t = run.target
+    assert (t.convention, t.entity_name, t.conversation_id, t.resource_id) == (
+        "openllmetry", "weather_agent", "sess-42", "ana")
+    assert run.request_context["session_id"] == "sess-42"
+    assert [s.content for s in run.input.system_messages] == [SYSTEM]
+    # entity.input is a Python-args dump: the input comes from the first LLM call.
+    assert [m.text for m in run.input.input_messages] == [QUESTION]
+    assert "inputMessages" in t.derived
+    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert run.output[0].text == ANSWER
+    # The @tool span has no call id: joined by name with the prompt's call_1, counted once.
+    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+
+
+def test_mastra_current_layout_remembered_is_exact() -> None:
+    spans = _spans("mastra_otel_exporter", [f["name"] for f in FIX["mastra_otel_exporter"]])
+    run = _one_run(spans)
+    t = run.target
+    assert (t.convention, t.entity_name, t.entity_id, t.conversation_id, t.resource_id) == (
+        "mastra", "Weather Agent", "weather-agent", "thread-123", "user-ana")
+    assert run.request_context["runId"] == "run-9f1c"
+    assert [s.content for s in run.input.system_messages] == [SYSTEM]
+    assert run.input.tagged_system_messages == {}
+    assert [m.text for m in run.input.input_messages] == [QUESTION]
+    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert "rememberedMessages" not in t.derived  # model input minus agent input: exact
+    assert run.output[0].text == ANSWER
+    # model_generation.output.toolCalls and the execute_tool span: one call, with its result.
+    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+
+
+def test_mastra_extra_system_messages_are_tagged_runtime() -> None:
+    fx = {f["name"]: f for f in FIX["mastra_otel_exporter"]}
+    agent = fx["AGENT_RUN -> invoke_agent (@mastra/otel-exporter 1.x)"]
+    gen = dict(fx["MODEL_GENERATION (full prompt incl. memory) when MODEL_INFERENCE feature is "
+                  "on"]["attributes"])
+    gen["mastra.model_generation.input"] = gen["mastra.model_generation.input"].replace(
+        '{"role":"system","content":"You are a helpful weather assistant."}',
+        '{"role":"system","content":"You are a helpful weather assistant."},'
+        '{"role":"system","content":"<working_memory>Name: Ana</working_memory>"}')
+    run = _one_run([span(agent["span_name"], agent["attributes"], span_id="00f067aa0ba902b7"),
+                    span("model_generation gpt-4o-mini", gen, parent="00f067aa0ba902b7")])
+    assert [s.content for s in run.input.system_messages] == [SYSTEM]
+    assert {k: [s.content for s in v] for k, v in run.input.tagged_system_messages.items()} == {
+        "runtime": ["<working_memory>Name: Ana</working_memory>"]}
