@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Union, runtime_checkable
 
 import anthropic
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from scorers.errors import (
@@ -375,7 +375,9 @@ class _Schema:
                 raise _ParseFailure("STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED",
                                     f"reply does not match the schema: {exc.errors()[0]['msg']}",
                                     raw) from None
-            return {"score": parsed.score} if self.model is _ScoreOutput else parsed
+            if isinstance(parsed, _ScoreOutput):
+                return {"score": parsed.score}
+            return parsed
         errors = sorted(self.validator.iter_errors(value), key=lambda e: list(e.path))
         if errors:
             raise _ParseFailure("STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED",

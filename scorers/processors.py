@@ -158,7 +158,7 @@ def is_provider_retryable(error: BaseException) -> bool:
             headers = _headers(err)
             hint = headers.get("x-should-retry") if headers is not None else None
             if hint in ("true", "false"):
-                return hint == "true"
+                return bool(hint == "true")
             return status in _RETRYABLE_STATUS or status >= 500
     return False
 

@@ -1,0 +1,61 @@
+"""The README examples run as users would run them: as scripts, in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fakes.fake_anthropic import FakeAnthropic, structured, text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_example(name: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return subprocess.run([sys.executable, str(ROOT / "examples" / name)], capture_output=True,
+                          text=True, timeout=60, cwd=ROOT, env={**clean, **(env or {})})
+
+
+def test_function_scorer_example_prints_its_score() -> None:
+    done = run_example("function_scorer.py")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "score: 0.667",
+        "reason: The answer covers 67% of the question's keywords ['flows', 'paris', 'river'].",
+    ]
+
+
+def test_judge_scorer_example_against_the_fake_server(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(
+        structured({"relevant_statements": 1, "total_statements": 2},
+                   input_tokens=120, output_tokens=20),
+        text("Only one of the two statements is about the river.", input_tokens=60,
+             output_tokens=15))
+    done = run_example("judge_scorer.py", fake_anthropic.env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "score: 0.5",
+        "reason: Only one of the two statements is about the river.",
+        "judge calls: 2, tokens: 215",
+    ]
+    analyze, reason = fake_anthropic.message_requests
+    assert "<question>Which river flows through Paris?</question>" in analyze.user_text
+    assert "output_config" in analyze.body
+    assert "explain why the answer scored 0.50" in reason.user_text
+    auth = analyze.headers.get("x-api-key") or analyze.headers.get("authorization", "")
+    assert fake_anthropic.api_key in auth
+
+
+def test_judge_scorer_example_reports_a_bad_key_without_retrying(
+        fake_anthropic: FakeAnthropic) -> None:
+    from tests.fakes.fake_anthropic import unauthorized
+
+    fake_anthropic.enqueue(unauthorized())
+    done = run_example("judge_scorer.py", fake_anthropic.env())
+    assert done.returncode != 0
+    assert done.stderr.strip() == (
+        "scoring failed in step analyze: JudgeAuthError: the judge refused our credentials "
+        "(HTTP 401): check the API key and its permissions")
+    assert len(fake_anthropic.message_requests) == 1
