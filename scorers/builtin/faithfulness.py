@@ -99,9 +99,10 @@ def _preprocess(run: ScorerRun, context: list[str]) -> dict[str, Any] | NotScora
     return {"context": found}
 
 
-def _context_of(results: StepResults) -> list[str]:
+def _context_of(results: StepResults) -> str:
+    # One passage per line, as Mastra joins them.
     pre = results.preprocess_step_result
-    return list(pre.get("context", [])) if isinstance(pre, dict) else []
+    return "\n".join(pre.get("context", [])) if isinstance(pre, dict) else ""
 
 
 def _analyze_prompt(run: ScorerRun, results: StepResults) -> str:
