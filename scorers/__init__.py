@@ -17,6 +17,7 @@ from scorers.errors import (
 from scorers.filtering import FilterRun, filter_run
 from scorers.judge import Judge, JudgeProvider, JudgeReply, JudgeRequest, default_model
 from scorers.processors import Matcher, RetryDecision, StreamErrorRetryProcessor
+from scorers.redact import PiiRedactor
 from scorers.sampling import NoSampling, RatioSampling, Sampling, is_sampled
 from scorers.types import (
     AgentRunInput,
@@ -47,6 +48,7 @@ __all__ = [
     "Message",
     "NoSampling",
     "NotScorable",
+    "PiiRedactor",
     "PromptStep",
     "RatioSampling",
     "RetryDecision",

@@ -12,12 +12,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorers.builder import Scorer
+from scorers.builtin.answer_relevancy import create_answer_relevancy_scorer
+from scorers.builtin.bias import create_bias_scorer
 from scorers.builtin.completeness import create_completeness_scorer
 from scorers.builtin.content_similarity import create_content_similarity_scorer
+from scorers.builtin.faithfulness import create_faithfulness_scorer
+from scorers.builtin.hallucination import create_hallucination_scorer
 from scorers.builtin.keyword_coverage import create_keyword_coverage_scorer
+from scorers.builtin.prompt_alignment import create_prompt_alignment_scorer
 from scorers.builtin.textual_difference import create_textual_difference_scorer
 from scorers.builtin.tone import create_tone_scorer
 from scorers.builtin.tool_call_accuracy import create_tool_call_accuracy_scorer
+from scorers.builtin.tool_call_appropriateness import create_tool_call_appropriateness_scorer
+from scorers.builtin.toxicity import create_toxicity_scorer
 from scorers.errors import ConfigError
 
 __all__ = ["BUILTINS", "BuiltinScorer", "get_builtin"]
@@ -43,6 +50,15 @@ BUILTINS: dict[str, BuiltinScorer] = {
     "textual_difference": BuiltinScorer(create_textual_difference_scorer),
     "tone": BuiltinScorer(create_tone_scorer),
     "tool_call_accuracy": BuiltinScorer(create_tool_call_accuracy_scorer),
+    # LLM-judge scorers: the config's `judge:` block is passed as the first argument.
+    "answer_relevancy": BuiltinScorer(create_answer_relevancy_scorer, takes_judge=True),
+    "bias": BuiltinScorer(create_bias_scorer, takes_judge=True),
+    "faithfulness": BuiltinScorer(create_faithfulness_scorer, takes_judge=True),
+    "hallucination": BuiltinScorer(create_hallucination_scorer, takes_judge=True),
+    "prompt_alignment": BuiltinScorer(create_prompt_alignment_scorer, takes_judge=True),
+    "tool_call_appropriateness": BuiltinScorer(create_tool_call_appropriateness_scorer,
+                                               takes_judge=True),
+    "toxicity": BuiltinScorer(create_toxicity_scorer, takes_judge=True),
 }
 """Every built-in scorer by id (the id is also the scorer's metric label)."""
 

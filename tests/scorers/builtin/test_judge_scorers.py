@@ -453,3 +453,34 @@ async def test_each_run_gets_its_own_placeholder_numbering(
                      for r in fake_anthropic.message_requests)
     assert first == "Write to [EMAIL_1] or [EMAIL_2]."
     assert second == "Write to [EMAIL_1]."
+
+
+# --------------------------------------------------------------------- configuration
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_configurable_as_builtin_with_the_judge_block(case: Case) -> None:
+    from scorers.builtin import get_builtin
+    from scorers.errors import ConfigError
+
+    judge = Judge(model="claude-haiku-4-5", api_key="sk-ant-config-test", timeout=5.0)
+    scorer = get_builtin(f"builtin:{case.info.id}", judge=judge, **case.options)
+    assert scorer.id == case.info.id and scorer.type == "agent" and scorer.has_judge
+    assert scorer.judge is not None and scorer.judge.model == "claude-haiku-4-5"
+    assert scorer.judge.timeout == 5.0
+    with pytest.raises(ConfigError, match="needs a judge"):
+        get_builtin(case.info.id)
+    with pytest.raises(ConfigError, match="bad options"):
+        get_builtin(case.info.id, judge=judge, no_such_option=1)
+
+
+async def test_builtin_options_use_mastra_names_too(fake_anthropic: FakeAnthropic) -> None:
+    from scorers.builtin import get_builtin
+
+    fake_anthropic.enqueue(
+        structured({"statements": ["a", "b"]}),
+        structured({"results": [{"result": "yes", "reason": "r"},
+                                {"result": "unsure", "reason": "r"}]}))
+    scorer = get_builtin("builtin:answer_relevancy", judge=judge_for(fake_anthropic),
+                         uncertaintyWeight=0.5, scale=10, reason=False)
+    assert (await scorer.run(make_run())).score == 7.5  # (1 + 0.5) / 2 * 10
