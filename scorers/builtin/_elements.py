@@ -244,6 +244,8 @@ def _rewrite(tokens: list[tuple[str, bool]]) -> list[str]:
             if after and after not in _PRONOUNS and after not in _DETERMINERS:
                 continue
             out.append(word)
+        elif word == "am" and prev.isdigit():
+            out.append(word)  # `10 am` is a time, not a verb
         elif word in _BE:
             if verbish_after:
                 continue
@@ -264,7 +266,8 @@ def _rewrite(tokens: list[tuple[str, bool]]) -> list[str]:
             prev in _PRONOUN_S or prev in ("which", "who")
             or (prev and prev not in _DETERMINERS and prev not in _PREPOSITIONS
                 and not prev.endswith("s")
-                and (nxt in _OBJECT_STARTERS or (i + 1 < len(caps) and caps[i + 1])))
+                and (nxt in _DETERMINERS or nxt.isdigit()
+                     or (i + 1 < len(caps) and caps[i + 1])))
         ):
             out.append(_base_of_s(word))
         else:

@@ -181,6 +181,36 @@ const QA = [
   ['They said the package was delivered but I haven\'t received it.', 'I\'m sorry. The courier marked it delivered yesterday at 3 pm; I have opened an investigation and will update you within 48 hours.'],
 ];
 
+// A second set of conversations, written after the completeness rules were tuned on QA:
+// the held-out check that the rules generalise (agent-style answers, lists, markdown).
+const QA_HOLDOUT = [
+  ['Can you check whether my flight UA 455 is on time?', 'Flight UA 455 is currently delayed by 35 minutes. It is now expected to depart at 10:25 from gate B12.'],
+  ['What are the store hours on public holidays?', 'On public holidays the store opens at 10 am and closes at 4 pm. Some locations may be closed, so please check your local store page.'],
+  ['I forgot which plan I am on. Could you look it up?', 'You are on the Pro plan, billed annually. It renews on 3 March and includes 5 seats.'],
+  ['Give me a summary of the quarterly sales report.', '**Summary**\n- Revenue grew 12% quarter over quarter.\n- The EMEA region led growth, driven by new enterprise deals.\n- Churn fell to 2.1%.\n- Marketing spend was slightly above budget.'],
+  ['Give me a summary of the quarterly sales report.', 'Sales went up.'],
+  ['How do I undo the last commit in git but keep my changes?', 'Run `git reset --soft HEAD~1`. It moves the branch back one commit and keeps your changes staged.'],
+  ['Why did my payment fail?', 'Your bank declined the payment because the card has expired. Please update your card details and try again.'],
+  ['What is the best way to learn a new language quickly?', 'Practise every day, focus on the most common words first, speak with native speakers as early as possible and use spaced-repetition flashcards.'],
+  ['Which files were changed in the last pull request?', 'The last pull request changed three files: src/api/routes.ts, src/api/handlers.ts and the README.'],
+  ['Is the museum wheelchair accessible?', 'Yes. All galleries are step-free, there are lifts to every floor and wheelchairs can be borrowed at the entrance free of charge.'],
+  ['Draft a short apology email to a customer whose order arrived damaged.', 'Subject: We are sorry about your order\n\nDear customer,\n\nWe are very sorry that your order arrived damaged. We have shipped a replacement today at no cost, and you do not need to return the damaged item.\n\nKind regards,\nThe Support Team'],
+  ['How much does it cost to ship a parcel to Canada?', 'Standard shipping to Canada costs $18 for parcels up to 2 kg and takes 5 to 8 business days. Express shipping costs $42 and takes 2 to 3 days.'],
+  ['When was the last time the server was restarted?', 'The server was last restarted on Tuesday at 02:14 UTC during scheduled maintenance.'],
+  ['Explain what a vector database is.', 'A vector database stores embeddings, which are lists of numbers that represent the meaning of text or images, and finds the items closest to a query embedding. It is often used for semantic search and retrieval-augmented generation.'],
+  ['My child has a fever of 39 degrees. What should I do?', 'Keep your child hydrated, let them rest and give a children\'s fever reducer at the dose on the label. Call your doctor if the fever lasts more than three days, or seek urgent care if your child has trouble breathing or seems very drowsy.'],
+  ['Who won the match last night?', 'I do not have live sports results, so I cannot tell you who won last night. A sports news site will have the latest scores.'],
+  ['Set a reminder to call the dentist tomorrow at 9.', 'Done. I set a reminder to call the dentist tomorrow at 9:00 am.'],
+  ['What does the error "connection refused" mean?', 'It means nothing was listening on the address and port you tried to reach, or a firewall rejected the connection. Check that the service is running and that you are using the right port.'],
+  ['How many calories are in a banana?', 'A medium banana has about 105 calories.'],
+  ['Can you recommend a laptop for video editing under $1500?', 'Consider a laptop with at least 16 GB of RAM, a recent 8-core processor and a dedicated graphics card, such as an ASUS ProArt or a MacBook Air with the M3 chip. Both handle 4K editing well within your budget.'],
+  ['Where is my refund?', 'Your refund of $54.20 was issued on Friday. Banks usually take 3 to 5 business days to post it to your account.'],
+  ['Write a haiku about autumn.', 'Crisp leaves drift and fall\nGolden light on quiet paths\nThe year exhales slow'],
+  ['Why are the tests failing on the main branch?', 'The tests fail because a recent change renamed the config loader, and two test files still import the old name. Updating those imports fixes the build.'],
+  ['Tell me about the return policy.', 'You can return most items within 30 days of delivery for a full refund, as long as they are unused and in the original packaging.'],
+  ['What should I pack for a week of hiking in Scotland?', 'Pack waterproof boots, a rain jacket and trousers, warm layers, a hat and gloves, midge repellent, a map and compass, and enough food and water for each day.'],
+];
+
 // ---------------------------------------------------------------- corpus: tool calls
 
 function toolOutputs() {
@@ -335,6 +365,16 @@ for (let i = 0; i < QA.length; i += 1) {
   await addCase('qa_mismatch', 'completeness', {}, textRun(q, a));
   await addCase('qa_mismatch', 'keyword_coverage', {}, textRun(q, a));
 }
+for (const [q, a] of QA_HOLDOUT) {
+  await addCase('qa_holdout', 'completeness', {}, textRun(q, a));
+  await addCase('qa_holdout', 'keyword_coverage', {}, textRun(q, a));
+  await addCase('qa_holdout', 'content_similarity', {}, textRun(q, a));
+  await addCase('qa_holdout', 'textual_difference', {}, textRun(q, a));
+  await addCase('qa_holdout', 'tone', {}, textRun(q, a));
+}
+for (let i = 0; i < QA_HOLDOUT.length; i += 1) {
+  await addCase('qa_holdout', 'completeness', {}, textRun(QA_HOLDOUT[i][0], QA[(i * 5) % QA.length][1]));
+}
 for (const t of SENTIMENT_TEXTS) {
   await addCase('tone', 'tone', {}, textRun('How was it?', t));
   await addCase('tone', 'tone', { reference_tone: 'This is great, thank you!' }, textRun('How was it?', t));
@@ -423,7 +463,7 @@ for (const run of checkRuns) {
 
 // compromise's own view of the realistic texts (for debugging completeness differences).
 const compromiseView = {};
-for (const [q, a] of QA) {
+for (const [q, a] of [...QA, ...QA_HOLDOUT]) {
   for (const t of [q, a]) {
     if (compromiseView[t]) continue;
     const doc = nlp(t);
