@@ -23,8 +23,9 @@ Placeholders are stable per scorer run: the same value always gets the same plac
 different values of a kind are numbered in order of appearance. The numbering lives in a
 `RedactionVault`, scoped (in this order) by `PiiRedactor.scope()`, else by the running asyncio
 task (a scorer run's steps run in one task, so every judge call of the run shares one vault),
-else per call. Original values are never stored in logs or results; the vault only lives as
-long as its scope.
+else per call. A host that scores many runs one after another in a single task should wrap each
+run in `with PiiRedactor.scope():` so numbering restarts per run. The vault keeps only SHA-256
+digests of the values, never the values, and lives only as long as its scope.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import hashlib
 import re
 import weakref
 from collections import Counter
@@ -208,13 +210,21 @@ class RedactionVault:
     def placeholder(self, kind: str, key: str) -> str:
         """The placeholder for `key` of `kind`, allocating the next number on first sight."""
         self.counts[kind] += 1
-        found = self._by_key.get((kind, key))
+        # Only a digest of the value is kept: the vault never holds the personal data itself.
+        digest = hashlib.sha256(f"{kind}\0{key}".encode()).hexdigest()
+        found = self._by_key.get((kind, digest))
         if found is None:
             self._next[kind] += 1
             found = f"[{_LABELS[kind]}_{self._next[kind]}]"
-            self._by_key[(kind, key)] = found
+            self._by_key[(kind, digest)] = found
         return found
 
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+
+_MAX_TASK_VAULT = 4096
+"""Distinct values a task's vault holds before it is replaced by a fresh one."""
 
 _SCOPE: contextvars.ContextVar[RedactionVault | None] = contextvars.ContextVar(
     "scorecar_redaction_scope", default=None)
@@ -273,7 +283,9 @@ class PiiRedactor:
         if task is None:
             return RedactionVault()
         vault = self._task_vaults.get(task)
-        if vault is None:
+        # A long-lived task that scores many runs starts over now and then, so the vault stays
+        # small; wrap each run in `scope()` for exact per-run numbering there.
+        if vault is None or len(vault) >= _MAX_TASK_VAULT:
             vault = self._task_vaults[task] = RedactionVault()
         return vault
 

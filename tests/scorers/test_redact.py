@@ -185,3 +185,18 @@ def test_placeholder_text_is_not_redacted_again() -> None:
     vault = RedactionVault()
     once = redactor.redact("a@b.io 4111111111111111 +14155552671", vault)
     assert redactor.redact(once, vault) == once
+
+
+def test_scope_restarts_numbering_and_the_vault_keeps_no_values() -> None:
+    redactor = PiiRedactor()
+
+    async def two_runs_in_one_task() -> list[str]:
+        out = []
+        for text in ("x@a.io y@a.io", "y@a.io"):
+            with PiiRedactor.scope() as vault:
+                out.append(redactor.process_input([{"role": "user", "content": text}])[0]
+                           ["content"])
+                assert "y@a.io" not in repr(vault.__dict__)  # digests only
+        return out
+
+    assert asyncio.run(two_runs_in_one_task()) == ["[EMAIL_1] [EMAIL_2]", "[EMAIL_1]"]
