@@ -36,6 +36,7 @@ __all__ = [
     "Matcher",
     "RetryDecision",
     "StreamErrorRetryProcessor",
+    "exponential_delay",
     "is_auth_error",
     "is_provider_retryable",
     "retry_after_seconds",
@@ -205,6 +206,21 @@ async def _resolve_delay(delay: Delay, retry_count: int) -> float:
     except (TypeError, ValueError):
         return 0.0
     return seconds if math.isfinite(seconds) and seconds > 0 else 0.0  # <0/NaN → 0
+
+
+def exponential_delay(initial: float = 1.0, factor: float = 2.0,
+                      maximum: float = 30.0) -> Callable[[int], float]:
+    """A `delay` for `StreamErrorRetryProcessor`: `initial * factor**retry_count`, capped.
+
+    The sidecar's default judge config uses `exponential_delay()` (1 s, 2 s, 4 s, …).
+    """
+    if initial < 0 or factor < 1 or maximum < 0:
+        raise ValueError("need initial >= 0, factor >= 1 and maximum >= 0")
+
+    def delay(retry_count: int) -> float:
+        return float(min(maximum, initial * factor ** retry_count))
+
+    return delay
 
 
 @dataclass(frozen=True)

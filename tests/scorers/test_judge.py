@@ -16,6 +16,9 @@ from scorers import (
     Judge,
     JudgeAuthError,
     JudgeParseError,
+    JudgeProvider,
+    JudgeReply,
+    JudgeRequest,
     JudgeRequestError,
     JudgeUnavailableError,
     Message,
@@ -468,6 +471,38 @@ async def test_a_slow_reply_times_out(fake_anthropic: FakeAnthropic) -> None:
     assert isinstance(info.value.__cause__, JudgeUnavailableError)
     execution = info.value.partial_result.judge["generate_score"].executions[0]
     assert execution.error is not None and execution.error.code == "timeout"
+
+
+# --------------------------------------------------------------------------- provider seam
+
+
+async def test_the_provider_seam_takes_an_in_process_provider() -> None:
+    class Scripted:
+        def __init__(self, reply: JudgeReply) -> None:
+            self.reply = reply
+            self.requests: list[JudgeRequest] = []
+
+        async def complete(self, request: JudgeRequest) -> JudgeReply:
+            self.requests.append(request)
+            return self.reply
+
+    scorer_level = Scripted(JudgeReply(text='{"score": 0.3}', input_tokens=5, output_tokens=2))
+    step_level = Scripted(JudgeReply(text="because"))
+    assert isinstance(scorer_level, JudgeProvider)
+    scorer = (create_scorer(id="seam", description="",
+                            judge=Judge(instructions="Judge.", provider=scorer_level))
+              .generate_score(PromptStep(description="s", create_prompt=lambda run: "score?"))
+              .generate_reason(PromptStep(description="r", create_prompt=lambda run: "why?",
+                                          judge=Judge(provider=step_level))))
+    result = await scorer.run(make_run())
+    assert (result.score, result.reason) == (0.3, "because")
+    (request,) = scorer_level.requests
+    assert request.model == "claude-haiku-5-5"
+    assert request.output_schema is not None and request.output_schema["required"] == ["score"]
+    assert request.tool is None
+    assert request.messages == [{"role": "user", "content": "score?"}]
+    assert [r.messages for r in step_level.requests] == [[{"role": "user", "content": "why?"}]]
+    assert result.judge["generate_score"].executions[0].usage.input_tokens == 5
 
 
 # --------------------------------------------------------------------------- the fake itself

@@ -26,7 +26,12 @@ from scorers import (
     StreamErrorRetryProcessor,
     create_scorer,
 )
-from scorers.processors import RetryDecision, is_auth_error, retry_after_seconds
+from scorers.processors import (
+    RetryDecision,
+    exponential_delay,
+    is_auth_error,
+    retry_after_seconds,
+)
 from tests.fakes.fake_anthropic import (
     FakeAnthropic,
     context_too_long,
@@ -333,3 +338,11 @@ def test_bad_processor_options_are_refused() -> None:
         StreamErrorRetryProcessor(max_retries=-1)
     with pytest.raises(ValueError):
         StreamErrorRetryProcessor(max_retry_after=-1)
+
+
+def test_exponential_delay() -> None:
+    delay = exponential_delay()
+    assert [delay(n) for n in range(7)] == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+    assert exponential_delay(0.5, 3.0, 10.0)(2) == 4.5
+    with pytest.raises(ValueError):
+        exponential_delay(factor=0.5)
