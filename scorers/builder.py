@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from scorers.errors import ScorerError, ScorerRunError
 from scorers.judge import Judge, JudgeCallFailed, call_judge
@@ -191,14 +191,21 @@ class Scorer:
             `status` is `not_scorable` when a step returned `not_scorable(...)`.
 
         Raises:
-            ScorerError: the scorer has no generate_score step (before anything runs).
+            ScorerError: the scorer has no generate_score step, or `run` is a dict that is not
+                a valid run (before anything runs).
             ScorerRunError: `prepare_run` or a step failed, or the score is not a finite number;
                 carries `failed_step`, `completed_steps` and `partial_result`.
         """
         if not any(s.name == "generate_score" for s in self.steps):
             raise ScorerError(f"scorer {self.id!r} has no generate_score step")
-        original = (run.model_copy(deep=True) if isinstance(run, ScorerRun)
-                    else ScorerRun.model_validate(dict(run)).model_copy(deep=True))
+        if isinstance(run, ScorerRun):
+            original = run.model_copy(deep=True)
+        else:
+            try:
+                original = ScorerRun.model_validate(dict(run)).model_copy(deep=True)
+            except (ValidationError, TypeError, ValueError) as exc:
+                raise ScorerError(f"scorer {self.id!r}: the run is not a valid ScorerRun: "
+                                  f"{exc}") from exc
         prepared = original
         if self.prepare_run is not None:
             try:

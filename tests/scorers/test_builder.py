@@ -296,3 +296,9 @@ async def test_result_json_is_camel_case() -> None:
     assert dumped["score"] == 0.5
     assert dumped["status"] == "scored"
     assert dumped["runId"] == "run-1"
+
+
+async def test_an_invalid_run_dict_is_refused_clearly() -> None:
+    scorer = create_scorer(id="v", description="").generate_score(lambda run: 1.0)
+    with pytest.raises(ScorerError, match="not a valid ScorerRun"):
+        await scorer.run({"input": {"inputMessages": "not a list"}, "requestContext": 3})
