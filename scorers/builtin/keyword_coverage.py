@@ -85,7 +85,7 @@ def create_keyword_coverage_scorer() -> Scorer:
         total = analysis["totalKeywordsLength"]
         if not total:
             return 1.0
-        return analysis["matchedKeywordsLength"] / total
+        return float(analysis["matchedKeywordsLength"] / total)
 
     return (
         create_scorer(id="keyword_coverage", name="Keyword Coverage Scorer", type="agent",
