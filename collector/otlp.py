@@ -21,7 +21,7 @@ from typing import Any
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from transforms.types import LogEvent, Span, SpanEvent, SpanLink
 
 __all__ = [
@@ -73,33 +73,30 @@ class Decoded:
 # --------------------------------------------------------------------------- protobuf
 
 
+_SCALARS = frozenset({"string_value", "int_value", "bool_value", "double_value", "bytes_value"})
+
+
 def _pb_value(v: AnyValue, depth: int, out: Decoded) -> Any:
     which = v.WhichOneof("value")
-    if which == "string_value":
-        return v.string_value
-    if which == "int_value":
-        return v.int_value
-    if which == "bool_value":
-        return v.bool_value
-    if which == "double_value":
-        return v.double_value
-    if depth >= MAX_VALUE_DEPTH and which in ("array_value", "kvlist_value"):
+    if which in _SCALARS:
+        return getattr(v, which)
+    if which is None:
+        return None
+    if depth >= MAX_VALUE_DEPTH:
         out.refuse("too_deep", "attribute value nested deeper than %d" % MAX_VALUE_DEPTH)
         return _TOO_DEEP
     if which == "array_value":
         return [_pb_value(x, depth + 1, out) for x in v.array_value.values]
-    if which == "kvlist_value":
-        return {kv.key: _pb_value(kv.value, depth + 1, out) for kv in v.kvlist_value.values}
-    if which == "bytes_value":
-        return v.bytes_value
-    return None
+    return {kv.key: _pb_value(kv.value, depth + 1, out) for kv in v.kvlist_value.values}
 
 
 def _pb_attrs(kvs: Any, out: Decoded) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for kv in kvs:
-        kv_: KeyValue = kv
-        result[kv_.key] = _pb_value(kv_.value, 0, out)
+        v = kv.value
+        which = v.WhichOneof("value")
+        # Inline the common scalar case: this loop is the decoder's hot path.
+        result[kv.key] = getattr(v, which) if which in _SCALARS else _pb_value(v, 0, out)
     return result
 
 

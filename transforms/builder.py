@@ -164,7 +164,10 @@ def build_runs(trace: Trace) -> BuildResult:
         if lg.span_id not in spans:
             reasons["orphan_log"] += 1
             continue
-        key = (lg.span_id, lg.time_unix_nano, lg.event_name, repr(lg.body), repr(lg.attributes))
+        # A re-delivered record repeats its span, time and name; distinct records differ in
+        # time (SDK timestamps are ns) — a record without a time falls back to its content.
+        key = (lg.span_id, lg.time_unix_nano, lg.event_name,
+               repr(lg.body) if not lg.time_unix_nano else "")
         if key in seen_logs:
             reasons["duplicate"] += 1
             continue

@@ -145,16 +145,22 @@ class SpanFacts:
 
 
 def _depth_ok(value: Any) -> bool:
+    """True when containers nest at most `MAX_JSON_DEPTH` deep (iterative: no recursion)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         v, d = stack.pop()
         if d > MAX_JSON_DEPTH:
             return False
-        if isinstance(v, dict):
-            stack.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, list):
-            stack.extend((x, d + 1) for x in v)
+        children = v.values() if isinstance(v, dict) else v
+        for x in children:
+            if isinstance(x, (dict, list)):
+                stack.append((x, d + 1))
     return True
+
+
+def _text_depth_ok(text: str) -> bool:
+    # Cheap pre-check in C: fewer opening brackets than the limit cannot nest deeper.
+    return text.count("[") + text.count("{") <= MAX_JSON_DEPTH
 
 
 def parse_json_attr(value: Any) -> Parsed:
@@ -177,7 +183,7 @@ def parse_json_attr(value: Any) -> Parsed:
         return Parsed(value, False, too_deep=True)
     except ValueError:
         return Parsed(value, False, truncated=True)
-    if not _depth_ok(decoded):
+    if isinstance(decoded, (dict, list)) and not _text_depth_ok(text) and not _depth_ok(decoded):
         return Parsed(value, False, too_deep=True)
     return Parsed(decoded, True)
 
@@ -197,7 +203,8 @@ def decode_nested(value: Any) -> Any:
             decoded = json.loads(text)
         except (ValueError, RecursionError):
             return value
-        if not _depth_ok(decoded):
+        if isinstance(decoded, (dict, list)) and not _text_depth_ok(text) and \
+                not _depth_ok(decoded):
             return value
         value = decoded
     return value

@@ -17,19 +17,25 @@ def detect(span: Span) -> list[str]:
     """
     a = span.attributes
     found: list[str] = []
-    if any(k.startswith(("langfuse.observation.", "langfuse.trace.")) for k in a):
+    langfuse = openllmetry_keys = False
+    for k in a:  # one pass over the keys for every prefix test
+        if k.startswith(("langfuse.observation.", "langfuse.trace.")):
+            langfuse = True
+        elif k.startswith(("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.",
+                           "gen_ai.completion.")):
+            openllmetry_keys = True
+    if langfuse:
         found.append("langfuse")
     if "openinference.span.kind" in a:
         found.append("openinference")
-    if openllmetry.is_openllmetry(span):
+    if openllmetry_keys:
         found.append("openllmetry")
     if span.scope_name == "ai" or "ai.operationId" in a:
         found.append("vercel")
     if mastra.is_mastra(span):
         found.append("mastra")
-    if span.scope_name == "pydantic-ai" or any(
-            k in a for k in ("pydantic_ai.all_messages", "final_result", "all_messages_events",
-                             "logfire.msg")):
+    if span.scope_name == "pydantic-ai" or "pydantic_ai.all_messages" in a or \
+            "final_result" in a or "all_messages_events" in a or "logfire.msg" in a:
         found.append("pydantic_ai")
     if "gen_ai.operation.name" in a or "gen_ai.input.messages" in a or any(
             e.name.startswith("gen_ai.") for e in span.events):
