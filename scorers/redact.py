@@ -139,6 +139,8 @@ def _phone_key(value: str) -> str:
         return "+" + digits
     if len(digits) == 10 and value.lstrip()[:1] in "(23456789":
         return "+1" + digits  # a NANP national number is the same line as its +1 form
+    if len(digits) == 11 and digits.startswith("1") and not value.lstrip().startswith("0"):
+        return "+" + digits  # 1-800-555-0199
     return digits
 
 
@@ -181,13 +183,16 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("phone", re.compile(
         r"(?<![\w+#/])\+\d{1,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,5})){1,6}" + _END),
         check=_phone_check, key=_phone_key),
-    # NANP national: (415) 555-2671, 415-555-2671, 415.555.2671, 415 555 2671.
+    # NANP national: (415) 555-2671, 415-555-2671, 415.555.2671, 415 555 2671, 1-800-555-0199.
     _Rule("phone", re.compile(
-        _START + r"(?:\([2-9]\d{2}\) ?|[2-9]\d{2}(?P<s>[-. ]))[2-9]\d{2}(?(s)(?P=s)|[-. ])\d{4}"
+        _START + r"(?:1[-. ])?"
+        r"(?:\([2-9]\d{2}\) ?|[2-9]\d{2}(?P<s>[-. ]))[2-9]\d{2}(?(s)(?P=s)|[-. ])\d{4}"
         + _END), check=_phone_check, key=_phone_key),
-    # European national forms with a trunk 0: 01 23 45 67 89, 020 7946 0958, 0151-2345-6789.
+    # European national forms with a trunk 0: 01 23 45 67 89, 020 7946 0958, (020) 7946 0958,
+    # 0151-2345-6789.
     _Rule("phone", re.compile(
-        _START + r"(?:0[1-9](?:[ .-]\d{2}){4}|0\d{2,4}[ -]\d{3,4}[ -]?\d{3,4})" + _END),
+        _START + r"(?:0[1-9](?:[ .-]\d{2}){4}|0\d{2,4}[ -]\d{3,4}[ -]?\d{3,4}"
+        r"|\(0\d{2,4}\) ?\d{3,4}[ -]?\d{3,4})" + _END),
         check=_phone_check, key=_phone_key),
 )
 

@@ -35,6 +35,7 @@ __all__ = [
     "combined_system_prompt",
     "conversation_history",
     "data_block",
+    "js_number",
     "judge_with_instructions",
     "messages_of",
     "round2",
@@ -127,6 +128,15 @@ def judge_with_instructions(judge: Judge | None, instructions: str) -> Judge:
         text += "\n\n# Additional guidance from the operator\n" + extra.strip()
     text += "\n\n" + UNTRUSTED_DATA_RULES
     return base.model_copy(update={"instructions": text})
+
+
+def js_number(value: float | None) -> str:
+    """A number as JavaScript prints it in a template string (`1`, not `1.0`; `0.58`)."""
+    if value is None:
+        return "undefined"
+    if math.isfinite(value) and value == int(value):
+        return str(int(value))
+    return repr(float(value))
 
 
 def round2(value: float) -> float:

@@ -15,6 +15,7 @@ from scorers.builtin._judge_prompts import (
     YesNoUnsure,
     assistant_text,
     data_block,
+    js_number,
     judge_with_instructions,
     round2,
     user_text,
@@ -135,13 +136,13 @@ def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: fl
     verdicts = ([r.model_dump() for r in analysis.results]
                 if isinstance(analysis, RelevancyResults) else [])
     return f"""\
-Explain the answer relevancy score in one or two sentences. The score is {score} on a scale where
-0 is the lowest and {scale} the highest. Use this score as given; do not recompute it.
+Explain the answer relevancy score in one or two sentences. The score is {js_number(score)} on a scale where
+0 is the lowest and {js_number(scale)} the highest. Use this score as given; do not recompute it.
 
 - Explain it from the mix of direct answers and related context; mention both relevant and
   irrelevant parts. Do not judge factual correctness.
 - If there are no verdicts, say that the answer made no statements to assess.
-- Start with "The score is {score} because".
+- Start with "The score is {js_number(score)} because".
 
 {data_block("user_question", user_text(run))}
 

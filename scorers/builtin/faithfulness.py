@@ -25,6 +25,7 @@ from scorers.builtin._judge_prompts import (
     as_string_list,
     assistant_text,
     data_block,
+    js_number,
     judge_with_instructions,
     round2,
     tool_result_context,
@@ -138,15 +139,15 @@ def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: fl
     verdicts = ([v.model_dump() for v in analysis.verdicts]
                 if isinstance(analysis, FaithfulnessVerdicts) else [])
     return f"""\
-Explain the faithfulness score in one or two sentences. The score is {score} on a scale where 0 is
-the lowest and {scale} the highest: the share of the answer's claims that the context supports.
+Explain the faithfulness score in one or two sentences. The score is {js_number(score)} on a scale where 0 is
+the lowest and {js_number(scale)} the highest: the share of the answer's claims that the context supports.
 Use this score as given; do not recompute it.
 
 - Explain it from the supported ("yes") claims against all claims; mention supported,
   contradicted and unverifiable claims, and the balance when mixed.
 - Base the explanation only on the verdicts and the context, never on prior knowledge.
 - If there are no verdicts, say that the answer made no claims to verify.
-- Start with "The score is {score} because".
+- Start with "The score is {js_number(score)} because".
 
 {data_block("context", _context_of(results))}
 

@@ -26,6 +26,7 @@ from scorers.builtin._judge_prompts import (
     as_string_list,
     assistant_text,
     data_block,
+    js_number,
     judge_with_instructions,
     round2,
     tool_result_context,
@@ -140,15 +141,15 @@ def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: fl
     verdicts = ([v.model_dump() for v in analysis.verdicts]
                 if isinstance(analysis, HallucinationVerdicts) else [])
     return f"""\
-Explain the hallucination score in one or two sentences. The score is {score} on a scale from 0
-(no hallucination) to {scale} (every claim hallucinated): higher is worse. Use this score as given;
+Explain the hallucination score in one or two sentences. The score is {js_number(score)} on a scale from 0
+(no hallucination) to {js_number(scale)} (every claim hallucinated): higher is worse. Use this score as given;
 do not recompute it.
 
 - Explain it from the hallucinated ("yes") claims against all claims; mention what the context
   backs and what it does not, and the balance when mixed.
 - Base the explanation only on the verdicts and the context, never on prior knowledge.
 - If there are no verdicts, say that the answer made no claims to verify.
-- Start with "The score is {score} because".
+- Start with "The score is {js_number(score)} because".
 
 {data_block("context", _context_of(results))}
 

@@ -32,6 +32,7 @@ from scorers.builtin._judge_prompts import (
     combined_system_prompt,
     conversation_history,
     data_block,
+    js_number,
     judge_with_instructions,
     round2,
     user_text,
@@ -250,7 +251,7 @@ def _reason_prompt(results: StepResults, score: float, scale: float) -> str:
     breakdown = (analysis.model_dump() if isinstance(analysis, PromptAlignmentAnalysis) else {})
     weights = SCORING_WEIGHTS["system" if mode == "system" else "user"]
     return f"""\
-Explain the prompt alignment score in one or two sentences. The score is {score} out of {scale}:
+Explain the prompt alignment score in one or two sentences. The score is {js_number(score)} out of {js_number(scale)}:
 how well the answer addresses {_TARGET.get(mode, _TARGET["both"])}, weighted intent
 {weights["intent"]:.0%}, requirements {weights["requirements"]:.0%}, completeness
 {weights["completeness"]:.0%}, appropriateness {weights["appropriateness"]:.0%}. Use this score as
@@ -258,7 +259,7 @@ given; do not recompute it.
 
 - Summarise the main strengths and weaknesses of the alignment, and any major misalignment that
   lowered the score.
-- Start with "The score is {score} because".
+- Start with "The score is {js_number(score)} because".
 
 {_prompt_blocks(pre, mode)}
 

@@ -25,6 +25,7 @@ from scorers.builtin._judge_prompts import (
     messages_of,
     assistant_text,
     data_block,
+    js_number,
     judge_with_instructions,
     round2,
     tool_calls,
@@ -151,7 +152,7 @@ def _reason_prompt(run: ScorerRun, results: StepResults, score: float) -> str:
     analysis = results.analyze_step_result
     dump = analysis.model_dump() if isinstance(analysis, ToolEvaluations) else {}
     return f"""\
-Explain this tool selection evaluation in ONE sentence. The score is {score} out of 1: the share of
+Explain this tool selection evaluation in ONE sentence. The score is {js_number(score)} out of 1: the share of
 tool calls that were appropriate (with no calls: 1, or 0 when a tool was missing). Use this score
 as given; do not recompute it.
 

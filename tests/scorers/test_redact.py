@@ -31,6 +31,9 @@ POSITIVE: list[tuple[str, str]] = [
     ("appelez le 01 23 45 67 89", "appelez le [PHONE_1]"),
     ("London 020 7946 0958", "London [PHONE_1]"),
     ("+1 415 555 2671 and (415) 555-2671", "[PHONE_1] and [PHONE_1]"),
+    ("toll free 1-800-555-0199 or +1 (800) 555-0199", "toll free [PHONE_1] or [PHONE_1]"),
+    ("office (020) 7946 0958, mobile +44 (0)7700 900123", "office [PHONE_1], mobile [PHONE_2]"),
+    ("India +91 98765 43210", "India [PHONE_1]"),
     # payment cards (Luhn-valid)
     ("card 4111 1111 1111 1111 exp 12/27", "card [CARD_1] exp 12/27"),
     ("4111-1111-1111-1111", "[CARD_1]"),
@@ -96,6 +99,9 @@ NEGATIVE: list[str] = [
     "@alice mentioned it",
     "GB82 WEST 1234 5698 7654 33",
     "a version 123.456.7890 string",
+    "ISBN 978-3-16-148410-0",
+    "call ext. 555-0100",
+    "IP 10.0.0.1 port 4155",
     "192.168.100.200",
     "uuid 550e8400-e29b-41d4-a716-446655440000",
 ]

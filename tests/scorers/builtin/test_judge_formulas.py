@@ -13,6 +13,7 @@ from scorers.builtin._judge_prompts import (
     UNTRUSTED_DATA_RULES,
     combined_system_prompt,
     data_block,
+    js_number,
     judge_with_instructions,
     round2,
     tool_result_context,
@@ -236,3 +237,8 @@ def test_run_text_helpers() -> None:
     assert combined_system_prompt(run) == "You are a bot.\n\nUser likes tea."
     assert tool_result_context(run) == [
         '{"tool": "weather", "args": {"city": "Paris"}, "result": {"temp_c": 14}}']
+
+
+def test_numbers_print_as_javascript_does() -> None:
+    assert [js_number(v) for v in (1.0, 0.0, 0.58, 10, 7.5, None)] == [
+        "1", "0", "0.58", "10", "7.5", "undefined"]

@@ -159,6 +159,10 @@ async def test_scores_the_verdict_mix_with_the_documented_call_count(
     assert all("output_config" in r.body for r in requests[:-1])
     assert "output_config" not in requests[-1].body
     assert all(r.system_text.endswith(UNTRUSTED_DATA_RULES) for r in requests)
+    # The reason prompt states the computed score, outside the data blocks.
+    expected_text = f"{case.expected:g}"
+    assert f'"The score is {expected_text} because' in outside_blocks(requests[-1].user_text) \
+        or f"The score is {expected_text} out of 1" in outside_blocks(requests[-1].user_text)
     prompt_steps = (["preprocess"] if len(case.replies) == 2 else []) + ["analyze"]
     assert set(result.judge) == {*prompt_steps, "generate_reason"}
 
