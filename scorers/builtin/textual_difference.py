@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,15 +69,9 @@ def count_changes(first: str, second: str) -> int:
         return len(second_words)
     if not second_words:
         return len(first_words)
-    # Greedy matching, each word of the second text used at most once.
-    used: set[int] = set()
-    matching = 0
-    for word in first_words:
-        for j, other in enumerate(second_words):
-            if j not in used and word == other:
-                matching += 1
-                used.add(j)
-                break
+    # Mastra matches greedily, each word of the second text used at most once: that pairs
+    # min(count in first, count in second) copies of every word (a multiset intersection).
+    matching = sum((Counter(first_words) & Counter(second_words)).values())
     return max(len(first_words), len(second_words)) - matching
 
 
@@ -89,24 +85,35 @@ def create_textual_difference_scorer() -> Scorer:
         An agent scorer with id `textual_difference`.
     """
 
-    def preprocess(run: ScorerRun) -> dict[str, Any]:
+    async def preprocess(run: ScorerRun) -> dict[str, Any]:
         first = input_text(run)
         second = output_text(run)
-        ratio = lcs_ratio(first, second)
-        changes = count_changes(first, second)
-        first_len, second_len = js_len(first), js_len(second)
-        max_length = max(first_len, second_len)
-        length_diff = abs(first_len - second_len) / max_length if max_length > 0 else 0
-        return {"ratio": ratio, "confidence": 1 - length_diff, "changes": changes,
-                "lengthDiff": length_diff}
-
-    def generate_score(results: StepResults) -> float:
-        return float(results.preprocess_step_result["ratio"])
+        if len(first) * len(second) > _OFF_LOOP_AREA:
+            # Long texts: keep the event loop (and the run's timeout) responsive.
+            return await asyncio.to_thread(_compare, first, second)
+        return _compare(first, second)
 
     return (
         create_scorer(id="textual_difference", name="Textual Difference Scorer", type="agent",
                       description="Calculate textual difference between input and output using "
                                   "sequence matching algorithms.")
         .preprocess(preprocess)
-        .generate_score(generate_score)
+        .generate_score(_score)
     )
+
+
+_OFF_LOOP_AREA = 4_000_000
+
+
+def _score(results: StepResults) -> float:
+    return float(results.preprocess_step_result["ratio"])
+
+
+def _compare(first: str, second: str) -> dict[str, Any]:
+    ratio = lcs_ratio(first, second)
+    changes = count_changes(first, second)
+    first_len, second_len = js_len(first), js_len(second)
+    max_length = max(first_len, second_len)
+    length_diff = abs(first_len - second_len) / max_length if max_length > 0 else 0
+    return {"ratio": ratio, "confidence": 1 - length_diff, "changes": changes,
+            "lengthDiff": length_diff}

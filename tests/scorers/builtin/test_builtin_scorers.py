@@ -136,3 +136,11 @@ def test_lexicons_ship_as_package_data() -> None:
     data = resources.files("scorers.builtin").joinpath("data")
     names = {p.name for p in data.iterdir()}
     assert {"sentiment_en.json", "keyword_extractor_stopwords_en.json", "NOTICE.md"} <= names
+
+
+async def test_textual_difference_long_texts() -> None:
+    # 3,000 × 3,000 characters runs off the event loop; (ab)^n vs (ba)^n has LCS 2n − 1.
+    run = _run("ab" * 1500, Message.from_text("assistant", "ba" * 1500))
+    result = await create_textual_difference_scorer().run(run)
+    assert result.score == 2 * 2999 / 6000
+    assert result.preprocess_step_result["changes"] == 1
