@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from scorers.types import (
     AgentRunInput,
@@ -284,29 +284,29 @@ def build_runs(trace: Trace) -> BuildResult:
     run_roots: list[str] = []
     for sid in order:
         par = parent.get(sid)
-        cur = owner.get(par) if par is not None else None
+        run_of = owner.get(par) if par is not None else None
         f = facts.get(sid)
         new_root = False
         if f is not None and f.role == "agent":
-            new_root = cur is None or _identity(facts[cur]) != _identity(f) or \
-                facts[cur].role != "agent"
+            new_root = run_of is None or _identity(facts[run_of]) != _identity(f) or \
+                facts[run_of].role != "agent"
         elif f is not None and f.role == "workflow":
-            new_root = cur is None and not has_agent_below[sid]
+            new_root = run_of is None and not has_agent_below[sid]
         if new_root:
             run_roots.append(sid)
             owner[sid] = sid
         else:
-            owner[sid] = cur
+            owner[sid] = run_of
     if not run_roots:
         # No agent span: one "bare" run per outermost model call.
         for sid in order:
             par = parent.get(sid)
-            cur = owner.get(par) if par is not None else None
-            if cur is None and sid in calls:
+            run_of = owner.get(par) if par is not None else None
+            if run_of is None and sid in calls:
                 run_roots.append(sid)
                 owner[sid] = sid
             else:
-                owner[sid] = cur
+                owner[sid] = run_of
     if not run_roots:
         reasons["not_genai" if not facts else "no_run"] += 1
         return result
@@ -416,7 +416,8 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
                 if p.kind == "tool_result":
                     fold(p)
             continue
-        role = "assistant" if m.role in ("assistant", "model", "ai", "bot") else "user"
+        role: Literal["user", "assistant"] = (
+            "assistant" if m.role in ("assistant", "model", "ai", "bot") else "user")
         parts: list[Any] = []
         texts: list[str] = []
         for p in m.parts:
@@ -597,26 +598,26 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
                 if p.kind == "tool_result" and p.tool_call_id and p.tool_call_id in invs:
                     if invs[p.tool_call_id].inv.state == "call":
                         _set_result(invs[p.tool_call_id].inv, p)
-    for span, t in tools:
-        assert t is not None
-        slot = invs.get(t.call_id) if t.call_id else None
+    for span, tf in tools:
+        assert tf is not None
+        slot = invs.get(tf.call_id) if tf.call_id else None
         if slot is None:
             slot = next((v for v in invs.values() if not v.span_matched and (
-                t.name is None or v.inv.tool_name == t.name) and (
-                t.call_id is None or not v.inv.tool_call_id)), None)
+                tf.name is None or v.inv.tool_name == tf.name) and (
+                tf.call_id is None or not v.inv.tool_call_id)), None)
         if slot is None:
-            inv = ToolInvocation(tool_call_id=t.call_id or span.span_id,
-                                 tool_name=t.name or "unknown", args=t.args)
-            slot = invs[t.call_id or span.span_id] = _Inv(inv)
+            inv = ToolInvocation(tool_call_id=tf.call_id or span.span_id,
+                                 tool_name=tf.name or "unknown", args=tf.args)
+            slot = invs[tf.call_id or span.span_id] = _Inv(inv)
             entries.append((span.start_time_unix_nano, seq, ToolInvocationPart(tool_invocation=inv)))
             seq += 1
         slot.span_matched = True
-        if slot.inv.args is None and t.args is not None:
-            slot.inv.args = t.args
-        if slot.inv.tool_name == "unknown" and t.name:
-            slot.inv.tool_name = t.name
-        if t.error_text is not None or t.has_result:
-            _set_result(slot.inv, t)
+        if slot.inv.args is None and tf.args is not None:
+            slot.inv.args = tf.args
+        if slot.inv.tool_name == "unknown" and tf.name:
+            slot.inv.tool_name = tf.name
+        if tf.error_text is not None or tf.has_result:
+            _set_result(slot.inv, tf)
     entries.sort(key=lambda e: (e[0], e[1]))
     parts: list[Any] = [e[2] for e in entries]
     if final_text is None and not parts:

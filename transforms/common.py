@@ -294,7 +294,7 @@ def _norm_openai_tool_calls(calls: Any) -> list[NPart]:
     for c in calls:
         if not isinstance(c, dict):
             continue
-        fn = c.get("function") if isinstance(c.get("function"), dict) else c
+        fn: dict[str, Any] = c["function"] if isinstance(c.get("function"), dict) else c
         call_id = c.get("id", c.get("toolCallId"))
         parts.append(NPart("tool_call", tool_call_id=str(call_id).strip() if call_id else None,
                            tool_name=fn.get("name", fn.get("toolName")),

@@ -272,7 +272,7 @@ def _content_absent(name: str, body: Any) -> bool:
     if name in ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.tool.message"):
         return "content" not in b
     if name == "gen_ai.choice":
-        msg = b.get("message") if isinstance(b.get("message"), dict) else {}
+        msg: dict[str, Any] = b["message"] if isinstance(b.get("message"), dict) else {}
         calls = b.get("tool_calls", msg.get("tool_calls"))
         if calls:
             return any(isinstance(c, dict) and isinstance(c.get("function"), dict)
