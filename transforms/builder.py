@@ -491,7 +491,10 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
     derived: list[str] = []
     started, ended = rs.started_at, rs.ended_at
 
-    first = run_calls[0].facts if run_calls else None
+    # The first model call that shows its input (a span without content may come first when
+    # the content went to events on another span).
+    first = next((c.facts for c in run_calls if c.facts.model_input),
+                 run_calls[0].facts if run_calls else None)
     fc_msgs = (first.model_input or []) if first else []
     history = [m for m in fc_msgs if m.role not in _SYSTEM_ROLES]
 
@@ -636,6 +639,12 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
     truncated = any(f.truncated for f in all_facts)
     redacted = any(f.redacted for f in all_facts)
     capture_off = any(f.capture_off for f in all_facts)
+    # A span without content counts only when the run lacks it: content recorded elsewhere
+    # (e.g. events pointing at the agent span instead of the model span) is content.
+    input_ok = any(m.text for m in input_messages)
+    output_ok = bool(final_text) or any(
+        t.args is not None for m in output for t in m.tool_invocations)
+    capture_off = capture_off and not (input_ok and output_ok)
     if redacted:
         reasons["redacted"] += 1
     if capture_off:

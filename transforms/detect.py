@@ -22,7 +22,7 @@ def detect(span: Span) -> list[str]:
         if k.startswith(("langfuse.observation.", "langfuse.trace.")):
             langfuse = True
         elif k.startswith(("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.",
-                           "gen_ai.completion.")):
+                           "gen_ai.completion.", "llm.request.type")):
             openllmetry_keys = True
     if langfuse:
         found.append("langfuse")

@@ -76,8 +76,8 @@ def unflatten_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any
                     parts.append({"type": "text", "text": mc.get("text", "")})
                 elif kind == "reasoning":
                     parts.append({"type": "reasoning", "text": mc.get("text", "")})
-                else:
-                    parts.append({"type": str(kind)})
+                else:  # image, audio, …: kept as an opaque part, never a tool call
+                    parts.append({"type": f"other:{kind}"})
             converted["content"] = parts
         elif "content" in msg:
             converted["content"] = msg["content"]

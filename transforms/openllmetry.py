@@ -32,7 +32,7 @@ def is_openllmetry(span: Span) -> bool:
     """`traceloop.*` attributes or indexed `gen_ai.prompt.{i}` / `gen_ai.completion.{i}`."""
     for key in span.attributes:
         if key.startswith(("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.",
-                           "gen_ai.completion.")):
+                           "gen_ai.completion.", "llm.request.type")):
             return True
     return False
 

@@ -146,3 +146,39 @@ def test_mastra_extra_system_messages_are_tagged_runtime() -> None:
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert {k: [s.content for s in v] for k, v in run.input.tagged_system_messages.items()} == {
         "runtime": ["<working_memory>Name: Ana</working_memory>"]}
+
+
+def test_openllmetry_log_event_mode_events_on_the_agent_span() -> None:
+    agent_fx = FIX["openllmetry"][0]
+    agent = span(agent_fx["span_name"], agent_fx["attributes"], span_id="00f067aa0ba902b7",
+                 start=1000, end=9000)
+    chat = span("openai.chat", {"llm.request.type": "chat", "gen_ai.system": "openai",
+                                "gen_ai.request.model": "gpt-4o"},
+                parent="00f067aa0ba902b7", start=2000, end=3000, kind="CLIENT")
+
+    def ev(name: str, body: dict[str, Any], t: int) -> Any:
+        from transforms.types import LogEvent
+        return LogEvent(event_name=name, trace_id=TRACE, span_id="00f067aa0ba902b7",
+                        time_unix_nano=t, attributes={"gen_ai.system": "openai"}, body=body)
+
+    logs = [ev("gen_ai.system.message", {"content": SYSTEM}, 2001),
+            ev("gen_ai.user.message", {"content": "Hi, I'm Ana."}, 2002),
+            ev("gen_ai.assistant.message", {"content": "Hi Ana! How can I help?"}, 2003),
+            ev("gen_ai.user.message", {"content": QUESTION}, 2004),
+            ev("gen_ai.choice", {"index": 0, "finish_reason": "tool_calls", "message": {},
+                                 "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                                     "name": "get_weather",
+                                     "arguments": '{"city":"Paris"}'}}]}, 2900),
+            ev("gen_ai.user.message", {"content": QUESTION}, 4001),
+            ev("gen_ai.tool.message", {"content": '{"temp_c":14,"conditions":"rain"}',
+                                       "id": "call_1"}, 4002),
+            ev("gen_ai.choice", {"index": 0, "finish_reason": "stop",
+                                 "message": {"content": ANSWER}}, 4900)]
+    run = _one_run([agent, chat], logs)
+    assert run.target.entity_name == "weather_agent"
+    assert [s.content for s in run.input.system_messages] == [SYSTEM]
+    assert [m.text for m in run.input.input_messages] == [QUESTION]
+    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert run.output[0].text == ANSWER
+    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert run.target.content_captured is True
