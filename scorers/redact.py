@@ -122,6 +122,8 @@ class _Rule:
     key: Callable[[str], str] = lambda value: value
     group: str | None = None
     """Only this named group is replaced (e.g. the credential after `Bearer`)."""
+    hints: tuple[str, ...] = ()
+    """Literals one of which every match contains: a text without any skips the rule."""
 
 
 def _phone_check(value: str) -> bool:
@@ -162,19 +164,21 @@ _RULES: tuple[_Rule, ...] = (
         r"|gh[pousr]_[A-Za-z0-9]{36,255}"
         r"|github_pat_[A-Za-z0-9_]{22,255}"
         r"|xox[abposre]-[A-Za-z0-9-]{10,}"
-        r")(?![A-Za-z0-9_-])")),
+        r")(?![A-Za-z0-9_-])"),
+        hints=("sk-", "sk_", "rk_", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+               "github_pat_", "xox")),
     _Rule("token", re.compile(
         r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
-        r"(?![A-Za-z0-9_-])")),
+        r"(?![A-Za-z0-9_-])"), hints=("eyJ",)),
     # The credential after `Bearer`, only when it looks like one (has a digit, 8+ chars),
     # so prose like "Bearer authentication" is left alone.
     _Rule("token", re.compile(
         r"\b[Bb]earer\s+(?P<secret>(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,})"
-        r"(?![A-Za-z0-9._~+/=-])"), group="secret"),
+        r"(?![A-Za-z0-9._~+/=-])"), group="secret", hints=("earer",)),
     _Rule("email", re.compile(
         r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
         r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}(?![\w-])"),
-        key=str.lower),
+        key=str.lower, hints=("@",)),
     _Rule("iban", re.compile(
         r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])"),
         check=iban_is_valid, key=lambda v: v.replace(" ", "").upper()),
@@ -182,7 +186,7 @@ _RULES: tuple[_Rule, ...] = (
           check=_card_check, key=_digits),
     _Rule("phone", re.compile(
         r"(?<![\w+#/])\+\d{1,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,5})){1,6}" + _END),
-        check=_phone_check, key=_phone_key),
+        check=_phone_check, key=_phone_key, hints=("+",)),
     # NANP national: (415) 555-2671, 415-555-2671, 415.555.2671, 415 555 2671, 1-800-555-0199.
     _Rule("phone", re.compile(
         _START + r"(?:1[-. ])?"
@@ -300,6 +304,8 @@ class PiiRedactor:
         """Every value to replace in `text`: `(start, end, kind, key)`, sorted, not overlapping."""
         found: list[tuple[int, int, str, str]] = []
         for rule in self._rules:
+            if rule.hints and not any(h in text for h in rule.hints):
+                continue
             for match in rule.pattern.finditer(text):
                 span = _validated_span(text, rule, match)
                 if span is not None:
