@@ -182,3 +182,76 @@ def test_openllmetry_log_event_mode_events_on_the_agent_span() -> None:
     assert run.output[0].text == ANSWER
     assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     assert run.target.content_captured is True
+
+
+def test_mastra_legacy_layout_model_generation_is_the_chat_span() -> None:
+    import json as _json
+    agent_fx = FIX["mastra_otel_exporter"][0]
+    root = "00f067aa0ba902b7"
+    msgs = [{"role": "system", "parts": [{"type": "text", "content": SYSTEM}]},
+            {"role": "user", "parts": [{"type": "text", "content": "Hi, I'm Ana."}]},
+            {"role": "assistant", "parts": [{"type": "text",
+                                             "content": "Hi Ana! How can I help?"}]},
+            {"role": "user", "parts": [{"type": "text", "content": QUESTION}]}]
+    chat = span("chat gpt-4o-mini", {
+        "gen_ai.operation.name": "chat", "mastra.span.type": "model_generation",
+        "gen_ai.request.model": "gpt-4o-mini", "gen_ai.input.messages": _json.dumps(msgs),
+        "gen_ai.output.messages": _json.dumps([{"role": "assistant", "parts": [
+            {"type": "text", "content": ANSWER}]}]),
+        "gen_ai.response.finish_reasons": '["stop"]'}, span_id="000000000000c4a7", parent=root,
+        start=2000, end=8000, kind="CLIENT")
+    step = span("agent_step 0", {"gen_ai.operation.name": "agent_step",
+                                 "mastra.span.type": "model_step"},
+                span_id="0000000000005e90", parent="000000000000c4a7", start=2100, end=7000)
+    tool = span("execute_tool get_weather", {
+        "gen_ai.operation.name": "execute_tool", "mastra.span.type": "tool_call",
+        "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "call_1",
+        "gen_ai.tool.call.arguments": '{"city":"Paris"}',
+        "gen_ai.tool.call.result": '{"temp_c":14,"conditions":"rain"}'},
+        parent="0000000000005e90", start=3000, end=3500)
+    run = _one_run([span(agent_fx["span_name"], agent_fx["attributes"], span_id=root,
+                         start=1000, end=9000), chat, step, tool])
+    assert run.target.convention == "mastra"
+    assert [s.content for s in run.input.system_messages] == [SYSTEM]
+    assert run.input.tagged_system_messages == {}
+    assert [m.text for m in run.input.input_messages] == [QUESTION]
+    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert "rememberedMessages" not in run.target.derived
+    assert run.output[0].text == ANSWER
+    # The tool span two levels under the model call is found (Mastra itself finds none).
+    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+
+
+def test_mastra_0x_exporter_layout() -> None:
+    import json as _json
+    root = "00f067aa0ba902b7"
+    agent = span("agent.weather-agent", {
+        "gen_ai.operation.name": "agent.run", "input": _json.dumps(
+            [{"role": "user", "content": QUESTION}]),
+        "output": _json.dumps({"text": ANSWER}), "threadId": "thread-123",
+        "resourceId": "user-ana"}, span_id=root, scope="@mastra/otel-exporter",
+        start=1000, end=9000)
+    chat = span("chat gpt-4o-mini", {
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.prompt": _json.dumps({"messages": [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": "Hi, I'm Ana."},
+            {"role": "assistant", "content": "Hi Ana! How can I help?"},
+            {"role": "user", "content": QUESTION}]}),
+        "gen_ai.completion": _json.dumps({"text": ANSWER})}, parent=root,
+        scope="@mastra/otel-exporter", start=2000, end=8000, kind="CLIENT")
+    tool = span("tool.execute get_weather", {
+        "gen_ai.operation.name": "tool.execute", "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.input": '{"city":"Paris"}',
+        "gen_ai.tool.output": '{"temp_c":14,"conditions":"rain"}'}, parent=root,
+        scope="@mastra/otel-exporter", start=3000, end=3500)
+    run = _one_run([agent, chat, tool])
+    t = run.target
+    assert (t.convention, t.entity_id, t.conversation_id, t.resource_id) == (
+        "mastra", "weather-agent", "thread-123", "user-ana")
+    assert [s.content for s in run.input.system_messages] == [SYSTEM]
+    assert [m.text for m in run.input.input_messages] == [QUESTION]
+    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert run.output[0].text == ANSWER
+    assert [(x[0], x[2], x[3], x[4]) for x in _tools(run)] == [
+        ("get_weather", {"city": "Paris"}, RESULT, "result")]
