@@ -161,7 +161,7 @@ def _base_of_past(word: str) -> str:
 
 def _base_of_ing(word: str) -> str:
     stem = word[:-3]
-    if stem.endswith("y") or stem.endswith("e") or stem.endswith("ee"):
+    if stem.endswith(("y", "e")):
         return stem
     return _restore(stem)
 
@@ -177,9 +177,10 @@ def _base_of_s(word: str) -> str:
 
 
 def _is_past(word: str) -> bool:
-    return word in _IRREGULAR and word not in ("goes", "does", "has") or (
-        word.endswith("ed") and len(word) > 3 and word not in _NOT_PAST
-        and any(c in _VOWELS for c in word[:-2]))
+    if word in _IRREGULAR:
+        return word not in ("goes", "does", "has")
+    return (word.endswith("ed") and len(word) > 3 and word not in _NOT_PAST
+            and any(c in _VOWELS for c in word[:-2]))
 
 
 def _is_ing(word: str) -> bool:

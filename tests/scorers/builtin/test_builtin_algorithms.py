@@ -104,3 +104,16 @@ def test_tool_order() -> None:
     assert not check_tool_order(["a", "x", "b"], ["a", "b"], strict_mode=True)
     # First positions decide: a repeated tool does not rescue a wrong order.
     assert not check_tool_order(["b", "a", "b"], ["a", "b"])
+
+
+def test_completeness_elements_rewrite_verb_phrases() -> None:
+    from scorers.builtin._elements import extract_elements
+
+    # As compromise's toInfinitive: auxiliaries and modals go, verbs take their base form,
+    # a lone copula becomes `be`; accents are stripped, `I'm` also leaves `m`.
+    words = extract_elements("Your order was delayed and will ship on Monday.")
+    assert {"delay", "ship", "order", "monday"} <= set(words)
+    assert not {"was", "will", "delayed"} & set(words)
+    assert "be" in extract_elements("What is the capital of France?")
+    assert set(extract_elements("I'm sorry, café")) == {"i", "m", "be", "sorry", "cafe"}
+    assert extract_elements("   ") == []
