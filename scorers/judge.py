@@ -34,7 +34,15 @@ from typing import Any, Literal, Protocol, Union, runtime_checkable
 
 import anthropic
 import jsonschema  # type: ignore[import-untyped]
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from scorers.errors import (
     JudgeAuthError,
@@ -153,6 +161,28 @@ class Judge(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0)
     provider: Any = Field(default=None, repr=False)
+
+    @field_validator("input_processors", "output_processors", "error_processors")
+    @classmethod
+    def _processors_have_their_method(cls, value: Sequence[Any] | None,
+                                      info: ValidationInfo) -> Sequence[Any] | None:
+        # Fail when the judge is configured, not on the first judge call.
+        method = {"input_processors": "process_input", "output_processors": "process_output",
+                  "error_processors": "process_api_error"}[str(info.field_name)]
+        if isinstance(value, (str, bytes)):
+            raise ValueError(f"{info.field_name} must be a list of processors")
+        for processor in value or ():
+            if not callable(getattr(processor, method, None)):
+                raise ValueError(f"{info.field_name}: {type(processor).__name__} has no "
+                                 f"{method}() method")
+        return value
+
+    @field_validator("provider")
+    @classmethod
+    def _provider_has_complete(cls, value: Any) -> Any:
+        if value is not None and not callable(getattr(value, "complete", None)):
+            raise ValueError("provider must have an async complete(request) method")
+        return value
 
     def merged_over(self, base: Judge | None) -> Judge:
         """This judge's set fields over `base`'s (field by field; lists replace)."""

@@ -228,6 +228,11 @@ def _default_reply(request: RecordedRequest) -> Reply:
     return text("This is the fake Anthropic server's default reply.")
 
 
+class _Server(ThreadingHTTPServer):
+    # The stdlib default backlog of 5 resets connections when many judge calls start at once.
+    request_queue_size = 256
+
+
 class FakeAnthropic:
     """A scripted Messages API server on 127.0.0.1, on a free port.
 
@@ -255,7 +260,7 @@ class FakeAnthropic:
         if self._server is not None:
             return self
         handler = _make_handler(self)
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server = _Server(("127.0.0.1", 0), handler)
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},

@@ -473,6 +473,44 @@ async def test_a_slow_reply_times_out(fake_anthropic: FakeAnthropic) -> None:
     assert execution.error is not None and execution.error.code == "timeout"
 
 
+def test_processors_without_their_method_are_refused_at_configuration() -> None:
+    class Nothing:
+        pass
+
+    for field_name, method in (("input_processors", "process_input"),
+                               ("output_processors", "process_output"),
+                               ("error_processors", "process_api_error")):
+        with pytest.raises(ValueError, match=f"has no {method}"):
+            Judge(**{field_name: [Nothing()]})
+    with pytest.raises(ValueError, match="complete"):
+        Judge(provider=Nothing())
+
+
+async def test_auto_falls_back_to_a_forced_tool_without_sdk_structured_outputs(
+        fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
+    import scorers.judge
+
+    monkeypatch.setattr(scorers.judge, "_SDK_HAS_OUTPUT_CONFIG", False)
+    fake_anthropic.enqueue(structured({"score": 0.45}))
+    result = await prompt_score_scorer(judge_for(fake_anthropic)).run(make_run())
+    assert result.score == 0.45
+    (request,) = fake_anthropic.message_requests
+    assert "output_config" not in request.body
+    assert request.forced_tool == request.body["tools"][0]["name"]
+    assert request.body["tools"][0]["input_schema"]["required"] == ["score"]
+
+
+async def test_concurrent_judge_calls_share_one_client(fake_anthropic: FakeAnthropic) -> None:
+    import asyncio
+
+    fake_anthropic.default_reply = structured({"score": 0.5}, delay=0.05)
+    scorer = prompt_score_scorer(judge_for(fake_anthropic))
+    results = await asyncio.gather(*(scorer.run(make_run()) for _ in range(20)))
+    assert [r.score for r in results] == [0.5] * 20
+    assert len(fake_anthropic.message_requests) == 20
+    assert len({r.run_id for r in results}) == 20
+
+
 # --------------------------------------------------------------------------- provider seam
 
 
