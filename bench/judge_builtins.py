@@ -72,14 +72,15 @@ def realistic_run() -> ScorerRun:
                                         "content": {"content": ANSWER, "parts": parts}})])
 
 
-ALIGNMENT = {
+DIMENSIONS = {
     "intentAlignment": {"score": 0.9, "primaryIntent": "refund", "isAddressed": True,
                         "reasoning": "r"},
     "requirementsFulfillment": {"requirements": [], "overallScore": 0.8},
     "completeness": {"score": 0.8, "missingElements": [], "reasoning": "r"},
     "responseAppropriateness": {"score": 1.0, "formatAlignment": True, "toneAlignment": True,
-                                "reasoning": "r"},
-    "overallAssessment": "aligned"}
+                                "reasoning": "r"}}
+ALIGNMENT = {"userAlignment": DIMENSIONS, "systemAlignment": DIMENSIONS,
+             "overallAssessment": "aligned"}
 CLAIMS = {"claims": ["refunded", "ships tomorrow"], "verdicts": []}
 
 SCORERS: list[tuple[str, Callable[..., Any], dict[str, Any], list[Any]]] = [
@@ -104,7 +105,8 @@ async def cost_table(fake: FakeAnthropic) -> None:
         fake.clear()
         fake.enqueue(*[structured(r) for r in replies], text("The score is 1 because."))
         scorer = factory(Judge(api_key=fake.api_key, base_url=fake.base_url), **options)
-        await scorer.run(realistic_run())
+        result = await scorer.run(realistic_run())
+        assert result.score is not None, name
         chars = sum(len(r.system_text) + len(r.user_text) for r in fake.message_requests)
         print(f"{name:28} {len(fake.message_requests):>5} {chars:>12} {chars // 4:>8}")
 

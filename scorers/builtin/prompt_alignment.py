@@ -9,9 +9,12 @@ dimensions in [0, 1]; the score is their weighted sum, rounded to 2 decimals:
 | `user`   | 0.4    | 0.3          | 0.2          | 0.1             |
 | `system` | 0.35   | 0.35         | 0.15         | 0.15            |
 
-In `both` (the default) the judge assesses the answer against both prompts at once and the score
-is `0.7 * user + 0.3 * system`, where — exactly as in Mastra — both parts are computed from that
-one analysis with the user weights (so `both` equals the `user` formula on the combined analysis).
+In `both` (the default) the judge assesses the answer against each prompt separately
+(`userAlignment` with the user weights, `systemAlignment` with the system weights) and the score is
+`0.7 * user + 0.3 * system`. Mastra means to do this but scores one combined analysis with the
+user weights twice (`systemScore = userScore`); this port does what Mastra's weights describe.
+Without a system prompt, `both` scores the user side alone — the same number Mastra gives — and
+without a user prompt, the system side alone.
 
 A run without the prompt its mode needs, or without an answer, is not scorable (Mastra raises an
 error instead); no judge call is made. 2 judge calls per run (1 with `reason=False`).
@@ -44,6 +47,8 @@ __all__ = [
     "PROMPT_ALIGNMENT_INFO",
     "PROMPT_ALIGNMENT_INSTRUCTIONS",
     "SCORING_WEIGHTS",
+    "AlignmentDimensions",
+    "CombinedAlignmentAnalysis",
     "PromptAlignmentAnalysis",
     "create_prompt_alignment_scorer",
     "prompt_alignment_score",
@@ -111,38 +116,64 @@ class ResponseAppropriateness(JudgeSchema):
     reasoning: str
 
 
-class PromptAlignmentAnalysis(JudgeSchema):
-    """Analyze output: Mastra's four dimensions and an overall assessment."""
+class AlignmentDimensions(JudgeSchema):
+    """Mastra's four dimensions of alignment with one prompt."""
 
     intent_alignment: IntentAlignment
     requirements_fulfillment: RequirementsFulfillment
     completeness: Completeness
     response_appropriateness: ResponseAppropriateness
+
+
+class PromptAlignmentAnalysis(AlignmentDimensions):
+    """Analyze output in `user` and `system` mode: Mastra's shape."""
+
     overall_assessment: str
 
 
-def _weighted(analysis: PromptAlignmentAnalysis, weights: dict[str, float]) -> float:
+class CombinedAlignmentAnalysis(JudgeSchema):
+    """Analyze output in `both` mode: one set of dimensions per prompt (null when absent)."""
+
+    user_alignment: AlignmentDimensions | None
+    system_alignment: AlignmentDimensions | None
+    overall_assessment: str
+
+
+def _weighted(analysis: AlignmentDimensions, weights: dict[str, float]) -> float:
     return (analysis.intent_alignment.score * weights["intent"]
             + analysis.requirements_fulfillment.overall_score * weights["requirements"]
             + analysis.completeness.score * weights["completeness"]
             + analysis.response_appropriateness.score * weights["appropriateness"])
 
 
-def prompt_alignment_score(analysis: PromptAlignmentAnalysis | None, *,
-                           evaluation_mode: EvaluationMode = "both",
-                           scale: float = 1.0) -> float:
-    """Mastra's weighted sum for the mode, times `scale`, rounded; 0 without an analysis."""
+def prompt_alignment_score(analysis: PromptAlignmentAnalysis | CombinedAlignmentAnalysis | None,
+                           *, evaluation_mode: EvaluationMode = "both", scale: float = 1.0,
+                           has_user_prompt: bool = True, has_system_prompt: bool = True) -> float:
+    """The weighted sum for the mode, times `scale`, rounded; 0 without an analysis.
+
+    Raises:
+        ValueError: a `both` analysis lacks the side of a prompt the run has (the judge did
+            not answer what was asked: the step fails rather than scoring half of it).
+    """
     if analysis is None:
         return 0.0
-    if evaluation_mode == "user":
-        weighted = _weighted(analysis, SCORING_WEIGHTS["user"])
-    elif evaluation_mode == "system":
-        weighted = _weighted(analysis, SCORING_WEIGHTS["system"])
+    if isinstance(analysis, PromptAlignmentAnalysis):
+        weights = SCORING_WEIGHTS["system" if evaluation_mode == "system" else "user"]
+        return round2(_weighted(analysis, weights) * scale)
+    user = analysis.user_alignment if has_user_prompt else None
+    system = analysis.system_alignment if has_system_prompt else None
+    if (has_user_prompt and user is None) or (has_system_prompt and system is None):
+        raise ValueError("the judge left out the alignment with a prompt the run has")
+    if user is not None and system is not None:
+        weighted = (_weighted(user, SCORING_WEIGHTS["user"]) * SCORING_WEIGHTS["both"]["user"]
+                    + _weighted(system, SCORING_WEIGHTS["system"])
+                    * SCORING_WEIGHTS["both"]["system"])
+    elif user is not None:
+        weighted = _weighted(user, SCORING_WEIGHTS["user"])
+    elif system is not None:
+        weighted = _weighted(system, SCORING_WEIGHTS["system"])
     else:
-        user_score = _weighted(analysis, SCORING_WEIGHTS["user"])
-        system_score = user_score  # Mastra's `both`: one analysis, the user weights
-        weighted = (user_score * SCORING_WEIGHTS["both"]["user"]
-                    + system_score * SCORING_WEIGHTS["both"]["system"])
+        raise ValueError("a both-mode analysis needs a user or a system side")
     return round2(weighted * scale)
 
 
@@ -187,15 +218,20 @@ _DIMENSIONS = {
 4. Response appropriateness: do format and tone match the system's specifications and the
    defined agent behavior?""",
     "both": """\
-1. Intent alignment: identify the user's intent and the system's behavioral guidelines; does the
-   answer address the intent while following the constraints? 0.0 misses both, 1.0 satisfies
-   both.
-2. Requirements fulfillment: list the requirements of the user's prompt and the constraints of
-   the system prompt, check each, and give one overall score combining both.
-3. Completeness: is the answer complete for the request and compliant with every system rule?
-   List missing elements from either side.
-4. Response appropriateness: do format and tone satisfy both the user's expectations and the
-   system's requirements?""",
+Assess the answer twice, separately:
+- userAlignment, against the user's prompt:
+  1. Intent alignment: does the answer address the primary intent of the user's prompt?
+  2. Requirements fulfillment: list the explicit requirements of the user's prompt, check each,
+     and give an overall score for fulfilled versus total.
+  3. Completeness: is the answer comprehensive for the request? List missing elements.
+  4. Response appropriateness: do format (list, paragraph, code) and tone match the request?
+- systemAlignment, against the system prompt:
+  1. Intent alignment: does the answer follow the system prompt's main behavioral guidelines?
+  2. Requirements fulfillment: list the constraints and rules of the system prompt, check each,
+     and give an overall score for respected versus total.
+  3. Completeness: does the answer adhere to every system guideline? List rules not followed.
+  4. Response appropriateness: do format and tone match the system's specifications?
+Set a side to null when its prompt is absent (its data block says so).""",
 }
 
 
@@ -204,9 +240,9 @@ def _prompt_blocks(pre: dict[str, Any], mode: str) -> str:
     if pre.get("conversationHistory"):
         blocks.append(data_block("conversation_history", pre["conversationHistory"]))
     if mode in ("user", "both"):
-        blocks.append(data_block("user_prompt", pre.get("userPrompt", "")))
+        blocks.append(data_block("user_prompt", pre.get("userPrompt") or "(absent)"))
     if mode in ("system", "both"):
-        blocks.append(data_block("system_prompt", pre.get("systemPrompt", "")))
+        blocks.append(data_block("system_prompt", pre.get("systemPrompt") or "(absent)"))
     return "\n\n".join(blocks)
 
 
@@ -236,11 +272,26 @@ completeness 0.9 (missing: no docstring), appropriateness 1.0 (format and tone a
 
 {data_block("agent_answer", pre.get("agentResponse", ""))}
 
-Return {{"intentAlignment": {{"score", "primaryIntent", "isAddressed", "reasoning"}},
-"requirementsFulfillment": {{"requirements": [{{"requirement", "isFulfilled", "reasoning"}}],
-"overallScore"}}, "completeness": {{"score", "missingElements", "reasoning"}},
-"responseAppropriateness": {{"score", "formatAlignment", "toneAlignment", "reasoning"}},
-"overallAssessment"}} with every score between 0.0 and 1.0."""
+Return {_RETURN_SHAPE[mode if mode == "both" else "single"]} with every score between 0.0 and
+1.0."""
+
+
+_DIMENSIONS_SHAPE = (
+    '"intentAlignment": {"score", "primaryIntent", "isAddressed", "reasoning"}, '
+    '"requirementsFulfillment": {"requirements": [{"requirement", "isFulfilled", "reasoning"}], '
+    '"overallScore"}, "completeness": {"score", "missingElements", "reasoning"}, '
+    '"responseAppropriateness": {"score", "formatAlignment", "toneAlignment", "reasoning"}')
+_RETURN_SHAPE = {
+    "single": "{" + _DIMENSIONS_SHAPE + ', "overallAssessment"}',
+    "both": ('{"userAlignment": {' + _DIMENSIONS_SHAPE + '} or null, "systemAlignment": {'
+             + _DIMENSIONS_SHAPE + '} or null, "overallAssessment"}'),
+}
+
+
+def _weights_text(side: str) -> str:
+    w = SCORING_WEIGHTS["system" if side == "system" else "user"]
+    return (f"intent {w['intent']:.0%}, requirements {w['requirements']:.0%}, completeness "
+            f"{w['completeness']:.0%}, appropriateness {w['appropriateness']:.0%}")
 
 
 def _reason_prompt(results: StepResults, score: float, scale: float) -> str:
@@ -248,14 +299,17 @@ def _reason_prompt(results: StepResults, score: float, scale: float) -> str:
                                                        dict) else {}
     mode = str(pre.get("evaluationMode", "both"))
     analysis = results.analyze_step_result
-    breakdown = (analysis.model_dump() if isinstance(analysis, PromptAlignmentAnalysis) else {})
-    weights = SCORING_WEIGHTS["system" if mode == "system" else "user"]
+    breakdown = (analysis.model_dump() if isinstance(
+        analysis, (PromptAlignmentAnalysis, CombinedAlignmentAnalysis)) else {})
+    if mode == "both":
+        weighting = (f"the user side ({_weights_text('user')}) counts 70% and the system side "
+                     f"({_weights_text('system')}) 30%")
+    else:
+        weighting = f"weighted {_weights_text(mode)}"
     return f"""\
-Explain the prompt alignment score in one or two sentences. The score is {js_number(score)} out of {js_number(scale)}:
-how well the answer addresses {_TARGET.get(mode, _TARGET["both"])}, weighted intent
-{weights["intent"]:.0%}, requirements {weights["requirements"]:.0%}, completeness
-{weights["completeness"]:.0%}, appropriateness {weights["appropriateness"]:.0%}. Use this score as
-given; do not recompute it.
+Explain the prompt alignment score in one or two sentences. The score is {js_number(score)} out
+of {js_number(scale)}: how well the answer addresses {_TARGET.get(mode, _TARGET["both"])};
+{weighting}. Use this score as given; do not recompute it.
 
 - Summarise the main strengths and weaknesses of the alignment, and any major misalignment that
   lowered the score.
@@ -264,6 +318,14 @@ given; do not recompute it.
 {_prompt_blocks(pre, mode)}
 
 {data_block("evaluation_breakdown", breakdown)}"""
+
+
+def _score(results: StepResults, mode: EvaluationMode, scale: float) -> float:
+    pre = results.preprocess_step_result if isinstance(results.preprocess_step_result,
+                                                       dict) else {}
+    return prompt_alignment_score(results.analyze_step_result, evaluation_mode=mode, scale=scale,
+                                  has_user_prompt=bool(pre.get("userPrompt")),
+                                  has_system_prompt=bool(pre.get("systemPrompt")))
 
 
 def create_prompt_alignment_scorer(judge: Judge | None = None, *,
@@ -301,10 +363,10 @@ def create_prompt_alignment_scorer(judge: Judge | None = None, *,
             judge=judge_with_instructions(judge, PROMPT_ALIGNMENT_INSTRUCTIONS), type="agent")
         .preprocess(lambda run: _preprocess(run, evaluation_mode, history))
         .analyze(PromptStep(description="Analyse prompt-response alignment in four dimensions",
-                            output_schema=PromptAlignmentAnalysis,
+                            output_schema=(CombinedAlignmentAnalysis if evaluation_mode == "both"
+                                           else PromptAlignmentAnalysis),
                             create_prompt=lambda results: _analyze_prompt(results)))
-        .generate_score(lambda results: prompt_alignment_score(
-            results.analyze_step_result, evaluation_mode=evaluation_mode, scale=scale))
+        .generate_score(lambda results: _score(results, evaluation_mode, scale))
     )
     if reason:
         scorer = scorer.generate_reason(PromptStep(

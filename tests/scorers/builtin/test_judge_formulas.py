@@ -23,7 +23,11 @@ from scorers.builtin.answer_relevancy import RelevancyResults, answer_relevancy_
 from scorers.builtin.bias import BiasResults, bias_score
 from scorers.builtin.faithfulness import FaithfulnessVerdicts, faithfulness_score
 from scorers.builtin.hallucination import HallucinationVerdicts, hallucination_score
-from scorers.builtin.prompt_alignment import PromptAlignmentAnalysis, prompt_alignment_score
+from scorers.builtin.prompt_alignment import (
+    CombinedAlignmentAnalysis,
+    PromptAlignmentAnalysis,
+    prompt_alignment_score,
+)
 from scorers.builtin.tool_call_appropriateness import (
     ToolEvaluations,
     tool_call_appropriateness_score,
@@ -137,9 +141,9 @@ def test_bias_formula(results: tuple[str, ...], expected: float) -> None:
     assert bias_score(biased(*results)) == expected
 
 
-def alignment(intent: float, requirements: float, completeness: float,
-              appropriateness: float) -> PromptAlignmentAnalysis:
-    return PromptAlignmentAnalysis.model_validate({
+def dimensions(intent: float, requirements: float, completeness: float,
+               appropriateness: float) -> dict[str, object]:
+    return {
         "intentAlignment": {"score": intent, "primaryIntent": "i", "isAddressed": True,
                             "reasoning": "r"},
         "requirementsFulfillment": {"requirements": [
@@ -147,8 +151,14 @@ def alignment(intent: float, requirements: float, completeness: float,
             "overallScore": requirements},
         "completeness": {"score": completeness, "missingElements": [], "reasoning": "r"},
         "responseAppropriateness": {"score": appropriateness, "formatAlignment": True,
-                                    "toneAlignment": True, "reasoning": "r"},
-        "overallAssessment": "fine"})
+                                    "toneAlignment": True, "reasoning": "r"}}
+
+
+def alignment(intent: float, requirements: float, completeness: float,
+              appropriateness: float) -> PromptAlignmentAnalysis:
+    return PromptAlignmentAnalysis.model_validate(
+        {**dimensions(intent, requirements, completeness, appropriateness),
+         "overallAssessment": "fine"})
 
 
 def test_prompt_alignment_weights_per_mode() -> None:
@@ -157,11 +167,29 @@ def test_prompt_alignment_weights_per_mode() -> None:
     assert prompt_alignment_score(a, evaluation_mode="user") == 0.84
     # system: .315 + .28 + .105 + .15
     assert prompt_alignment_score(a, evaluation_mode="system") == 0.85
-    # both: 0.7 * user + 0.3 * user (Mastra's single analysis)
+    # a single analysis in both mode (Mastra's shape) is scored with the user weights, as Mastra
     assert prompt_alignment_score(a, evaluation_mode="both") == 0.84
     assert prompt_alignment_score(alignment(1, 1, 0.9, 1), evaluation_mode="user",
                                   scale=10) == 9.8
     assert prompt_alignment_score(None) == 0.0
+
+
+def test_prompt_alignment_both_mode_weighs_each_side() -> None:
+    both = CombinedAlignmentAnalysis.model_validate({
+        "userAlignment": dimensions(0.9, 0.8, 0.7, 1.0),      # user weights: 0.84
+        "systemAlignment": dimensions(0.5, 0.4, 0.6, 1.0),    # system weights: 0.555
+        "overallAssessment": "ok"})
+    # 0.7 * 0.84 + 0.3 * 0.555 = 0.7545
+    assert prompt_alignment_score(both) == 0.75
+    # Without a system prompt the user side alone (what Mastra's `both` gives), and vice versa.
+    assert prompt_alignment_score(both, has_system_prompt=False) == 0.84
+    assert prompt_alignment_score(both, has_user_prompt=False) == 0.56  # JS rounds 0.5549999… up
+    user_only = CombinedAlignmentAnalysis.model_validate(
+        {"userAlignment": dimensions(1, 1, 1, 1), "systemAlignment": None,
+         "overallAssessment": "ok"})
+    with pytest.raises(ValueError, match="left out"):
+        prompt_alignment_score(user_only)  # the run has a system prompt: that side is required
+    assert prompt_alignment_score(user_only, has_system_prompt=False) == 1.0
 
 
 def test_prompt_alignment_scores_must_be_in_range() -> None:

@@ -218,6 +218,55 @@ async def test_a_verdict_outside_the_schema_is_refused_then_recovered(
     assert result.judge["analyze"].executions[0].attempt_count == 2
 
 
+def _dims(intent: float, requirements: float, completeness: float,
+          appropriateness: float) -> dict[str, Any]:
+    return {
+        "intentAlignment": {"score": intent, "primaryIntent": "weather", "isAddressed": True,
+                            "reasoning": "r"},
+        "requirementsFulfillment": {"requirements": [], "overallScore": requirements},
+        "completeness": {"score": completeness, "missingElements": [], "reasoning": "r"},
+        "responseAppropriateness": {"score": appropriateness, "formatAlignment": True,
+                                    "toneAlignment": True, "reasoning": "r"},
+    }
+
+
+async def test_prompt_alignment_both_mode_scores_each_prompt(
+        fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(structured({"userAlignment": _dims(0.9, 0.8, 0.7, 1.0),
+                                       "systemAlignment": _dims(0.5, 0.4, 0.6, 1.0),
+                                       "overallAssessment": "ignores the one-sentence rule"}),
+                           text(REASON))
+    scorer = create_prompt_alignment_scorer(judge_for(fake_anthropic))  # both is the default
+    result = await scorer.run(make_run())
+    assert result.score == 0.75  # 0.7 * 0.84 + 0.3 * 0.555
+    analyze = fake_anthropic.message_requests[0]
+    data = blocks(analyze.user_text)
+    assert data["user_prompt"] == "What is the weather in Paris?"
+    assert data["system_prompt"] == "You are a weather bot. Answer in one sentence."
+    schema = analyze.body["output_config"]["format"]["schema"]
+    assert {"userAlignment", "systemAlignment"} <= set(schema["properties"])
+
+
+async def test_prompt_alignment_both_mode_without_system_prompt(
+        fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(structured({"userAlignment": _dims(0.9, 0.8, 0.7, 1.0),
+                                       "systemAlignment": None, "overallAssessment": "ok"}))
+    scorer = create_prompt_alignment_scorer(judge_for(fake_anthropic), reason=False)
+    result = await scorer.run(make_run(system=None))
+    assert result.score == 0.84  # the user side alone: Mastra's number for this run
+    assert blocks(fake_anthropic.message_requests[0].user_text)["system_prompt"] == "(absent)"
+
+
+async def test_prompt_alignment_fails_when_the_judge_skips_a_side(
+        fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(structured({"userAlignment": _dims(1, 1, 1, 1),
+                                       "systemAlignment": None, "overallAssessment": "ok"}))
+    scorer = create_prompt_alignment_scorer(judge_for(fake_anthropic), reason=False)
+    with pytest.raises(ScorerRunError) as caught:
+        await scorer.run(make_run())
+    assert caught.value.failed_step == "generate_score"
+
+
 async def test_out_of_range_dimension_scores_are_refused(fake_anthropic: FakeAnthropic) -> None:
     bad = json.loads(json.dumps(ALIGNMENT))
     bad["intentAlignment"]["score"] = 7
