@@ -232,8 +232,10 @@ class ScorerRun(_Model):
     """
 
     run_id: str = Field(default_factory=_new_run_id)
-    input: AgentRunInput | Any = None
-    output: list[Message] | Any = None
+    # left_to_right: an agent-shaped value becomes AgentRunInput / list[Message] (smart mode
+    # would keep JSON input as a plain dict, since `Any` is an exact match).
+    input: AgentRunInput | Any = Field(default=None, union_mode="left_to_right")
+    output: list[Message] | Any = Field(default=None, union_mode="left_to_right")
     ground_truth: Any = None
     request_context: dict[str, Any] = Field(default_factory=dict)
     target: RunTarget | None = None
