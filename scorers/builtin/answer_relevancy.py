@@ -135,14 +135,16 @@ def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: fl
     analysis = results.analyze_step_result
     verdicts = ([r.model_dump() for r in analysis.results]
                 if isinstance(analysis, RelevancyResults) else [])
+    shown = js_number(score)
+    top = js_number(scale)
     return f"""\
-Explain the answer relevancy score in one or two sentences. The score is {js_number(score)} on a scale where
-0 is the lowest and {js_number(scale)} the highest. Use this score as given; do not recompute it.
+Explain the answer relevancy score in one or two sentences. The score is {shown} on a scale where
+0 is the lowest and {top} the highest. Use this score as given; do not recompute it.
 
 - Explain it from the mix of direct answers and related context; mention both relevant and
   irrelevant parts. Do not judge factual correctness.
 - If there are no verdicts, say that the answer made no statements to assess.
-- Start with "The score is {js_number(score)} because".
+- Start with "The score is {shown} because".
 
 {data_block("user_question", user_text(run))}
 

@@ -16,8 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from scorers.builder import NotScorable, PromptStep, Scorer, StepResults, create_scorer, \
-    not_scorable
+from scorers.builder import (
+    NotScorable,
+    PromptStep,
+    Scorer,
+    StepResults,
+    create_scorer,
+    not_scorable,
+)
 from scorers.builtin._judge_prompts import (
     JudgeSchema,
     JudgeScorerInfo,
@@ -138,16 +144,18 @@ def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: fl
     analysis = results.analyze_step_result
     verdicts = ([v.model_dump() for v in analysis.verdicts]
                 if isinstance(analysis, FaithfulnessVerdicts) else [])
+    shown = js_number(score)
+    top = js_number(scale)
     return f"""\
-Explain the faithfulness score in one or two sentences. The score is {js_number(score)} on a scale where 0 is
-the lowest and {js_number(scale)} the highest: the share of the answer's claims that the context supports.
+Explain the faithfulness score in one or two sentences. The score is {shown} on a scale where 0 is
+the lowest and {top} the highest: the share of the answer's claims that the context supports.
 Use this score as given; do not recompute it.
 
 - Explain it from the supported ("yes") claims against all claims; mention supported,
   contradicted and unverifiable claims, and the balance when mixed.
 - Base the explanation only on the verdicts and the context, never on prior knowledge.
 - If there are no verdicts, say that the answer made no claims to verify.
-- Start with "The score is {js_number(score)} because".
+- Start with "The score is {shown} because".
 
 {data_block("context", _context_of(results))}
 

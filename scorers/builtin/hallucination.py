@@ -17,8 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from scorers.builder import NotScorable, PromptStep, Scorer, StepResults, create_scorer, \
-    not_scorable
+from scorers.builder import (
+    NotScorable,
+    PromptStep,
+    Scorer,
+    StepResults,
+    create_scorer,
+    not_scorable,
+)
 from scorers.builtin._judge_prompts import (
     JudgeSchema,
     JudgeScorerInfo,
@@ -140,16 +146,18 @@ def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: fl
     analysis = results.analyze_step_result
     verdicts = ([v.model_dump() for v in analysis.verdicts]
                 if isinstance(analysis, HallucinationVerdicts) else [])
+    shown = js_number(score)
+    top = js_number(scale)
     return f"""\
-Explain the hallucination score in one or two sentences. The score is {js_number(score)} on a scale from 0
-(no hallucination) to {js_number(scale)} (every claim hallucinated): higher is worse. Use this score as given;
+Explain the hallucination score in one or two sentences. The score is {shown} on a scale from 0
+(no hallucination) to {top} (every claim hallucinated): higher is worse. Use this score as given;
 do not recompute it.
 
 - Explain it from the hallucinated ("yes") claims against all claims; mention what the context
   backs and what it does not, and the balance when mixed.
 - Base the explanation only on the verdicts and the context, never on prior knowledge.
 - If there are no verdicts, say that the answer made no claims to verify.
-- Start with "The score is {js_number(score)} because".
+- Start with "The score is {shown} because".
 
 {data_block("context", _context_of(results))}
 

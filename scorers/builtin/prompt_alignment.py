@@ -26,8 +26,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from scorers.builder import NotScorable, PromptStep, Scorer, StepResults, create_scorer, \
-    not_scorable
+from scorers.builder import (
+    NotScorable,
+    PromptStep,
+    Scorer,
+    StepResults,
+    create_scorer,
+    not_scorable,
+)
 from scorers.builtin._judge_prompts import (
     JudgeSchema,
     JudgeScorerInfo,
@@ -306,14 +312,16 @@ def _reason_prompt(results: StepResults, score: float, scale: float) -> str:
                      f"({_weights_text('system')}) 30%")
     else:
         weighting = f"weighted {_weights_text(mode)}"
+    shown = js_number(score)
+    top = js_number(scale)
     return f"""\
-Explain the prompt alignment score in one or two sentences. The score is {js_number(score)} out
-of {js_number(scale)}: how well the answer addresses {_TARGET.get(mode, _TARGET["both"])};
+Explain the prompt alignment score in one or two sentences. The score is {shown} out
+of {top}: how well the answer addresses {_TARGET.get(mode, _TARGET["both"])};
 {weighting}. Use this score as given; do not recompute it.
 
 - Summarise the main strengths and weaknesses of the alignment, and any major misalignment that
   lowered the score.
-- Start with "The score is {js_number(score)} because".
+- Start with "The score is {shown} because".
 
 {_prompt_blocks(pre, mode)}
 

@@ -16,17 +16,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scorers.builder import NotScorable, PromptStep, Scorer, StepResults, create_scorer, \
-    not_scorable
+from scorers.builder import (
+    NotScorable,
+    PromptStep,
+    Scorer,
+    StepResults,
+    create_scorer,
+    not_scorable,
+)
 from scorers.builtin._judge_prompts import (
     JudgeSchema,
     JudgeScorerInfo,
     agent_input,
-    messages_of,
     assistant_text,
     data_block,
     js_number,
     judge_with_instructions,
+    messages_of,
     round2,
     tool_calls,
     user_text,
@@ -143,16 +149,17 @@ Rules:
 
 {data_block("available_tools", reference or "not listed: judge from the request and the calls")}
 
-Return {{"evaluations": [{{"toolCalled": "...", "wasAppropriate": true | false, "reasoning": "..."}},
-...], "missingTools": [...]}} with one evaluation per tool call made (an empty list when none was
-made)."""
+Return {{"evaluations": [{{"toolCalled": "...", "wasAppropriate": true | false,
+"reasoning": "..."}}, ...], "missingTools": [...]}} with one evaluation per tool call made (an
+empty list when none was made)."""
 
 
 def _reason_prompt(run: ScorerRun, results: StepResults, score: float) -> str:
     analysis = results.analyze_step_result
     dump = analysis.model_dump() if isinstance(analysis, ToolEvaluations) else {}
+    shown = js_number(score)
     return f"""\
-Explain this tool selection evaluation in ONE sentence. The score is {js_number(score)} out of 1: the share of
+Explain this tool selection evaluation in ONE sentence. The score is {shown} out of 1: the share of
 tool calls that were appropriate (with no calls: 1, or 0 when a tool was missing). Use this score
 as given; do not recompute it.
 

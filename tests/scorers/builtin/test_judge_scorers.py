@@ -427,7 +427,7 @@ async def test_hostile_output_stays_data(fake_anthropic: FakeAnthropic, case: Ca
 
     assert hostile.score == benign.score == case.expected  # the formula decides, not the text
     assert len(hostile_requests) == len(benign_requests)
-    for before, after in zip(benign_requests, hostile_requests):
+    for before, after in zip(benign_requests, hostile_requests, strict=True):
         assert after.system_text == before.system_text          # system prompt unchanged
         assert after.body.get("output_config") == before.body.get("output_config")  # schema
         assert "Ignore your instructions" not in after.system_text
