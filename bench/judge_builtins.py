@@ -81,16 +81,18 @@ DIMENSIONS = {
                                 "reasoning": "r"}}
 ALIGNMENT = {"userAlignment": DIMENSIONS, "systemAlignment": DIMENSIONS,
              "overallAssessment": "aligned"}
-CLAIMS = {"claims": ["refunded", "ships tomorrow"], "verdicts": []}
+CLAIMS = {"verdicts": [{"claim": "refunded", "verdict": "yes", "reason": "r"}]}
 
 SCORERS: list[tuple[str, Callable[..., Any], dict[str, Any], list[Any]]] = [
     ("answer_relevancy", create_answer_relevancy_scorer, {},
-     [{"statements": ["a", "b", "c"]}, {"results": [{"result": "yes", "reason": "r"}] * 3}]),
+     [{"results": [{"statement": "s", "result": "yes", "reason": "r"}] * 3}]),
     ("faithfulness", create_faithfulness_scorer, {}, [CLAIMS]),
-    ("hallucination", create_hallucination_scorer, {}, [CLAIMS]),
-    ("toxicity", create_toxicity_scorer, {}, [{"verdicts": [{"verdict": "no", "reason": "r"}]}]),
+    ("hallucination", create_hallucination_scorer, {},
+     [{"verdicts": [{"statement": "refunded", "verdict": "no", "reason": "r"}]}]),
+    ("toxicity", create_toxicity_scorer, {},
+     [{"verdicts": [{"opinion": "o", "verdict": "no", "reason": "r"}]}]),
     ("bias", create_bias_scorer, {},
-     [{"opinions": ["sorry"]}, {"results": [{"result": "no", "reason": "r"}]}]),
+     [{"results": [{"opinion": "o", "result": "no", "reason": "r"}]}]),
     ("prompt_alignment", create_prompt_alignment_scorer, {}, [ALIGNMENT]),
     ("tool_call_appropriateness", create_tool_call_appropriateness_scorer, {},
      [{"evaluations": [{"toolCalled": "lookup_order", "wasAppropriate": True,
@@ -137,7 +139,8 @@ def redactor_speed() -> None:
 async def redactor_share(fake: FakeAnthropic, rounds: int = 15) -> None:
     async def one(processors: list[Any]) -> float:
         fake.clear()
-        fake.enqueue(structured({"verdicts": [{"verdict": "no", "reason": "r"}]}))
+        fake.enqueue(structured({"verdicts": [{"opinion": "o", "verdict": "no",
+                                               "reason": "r"}]}))
         scorer = create_toxicity_scorer(Judge(api_key=fake.api_key, base_url=fake.base_url,
                                               input_processors=processors), reason=False)
         start = time.perf_counter()

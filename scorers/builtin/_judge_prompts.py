@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from scorers.builder import NotScorable, not_scorable
 from scorers.judge import Judge
 from scorers.types import AgentRunInput, Message, ScorerRun, SystemMessage
 
@@ -33,6 +34,7 @@ __all__ = [
     "JudgeSchema",
     "assistant_text",
     "combined_system_prompt",
+    "content_not_captured",
     "conversation_history",
     "data_block",
     "js_number",
@@ -137,6 +139,18 @@ def js_number(value: float | None) -> str:
     if math.isfinite(value) and value == int(value):
         return str(int(value))
     return repr(float(value))
+
+
+def content_not_captured(run: ScorerRun) -> NotScorable | None:
+    """`not_scorable` when the run's content was redacted or not captured, else None.
+
+    A judge would otherwise score placeholders or empty text (an answer relevancy of 0 that
+    only means "capture was off"); no judge call is made for such a run.
+    """
+    if run.target is not None and not run.target.content_captured:
+        return not_scorable("span content was not captured or was redacted at the source "
+                            "(target.contentCaptured=false): nothing for the judge to read")
+    return None
 
 
 def round2(value: float) -> float:

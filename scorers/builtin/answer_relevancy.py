@@ -1,19 +1,28 @@
 """Answer relevancy (LLM judge): how relevant the answer's statements are to the user's question.
 
-Port of Mastra's `createAnswerRelevancyScorer`: the judge splits the answer into statements
-(preprocess), marks each `yes` / `unsure` / `no` for relevance to the question (analyze), the score
-is `(yes + uncertainty_weight * unsure) / n` rounded to 2 decimals (0 without statements), and the
-judge explains it (reason). 3 judge calls per run (2 with `reason=False`).
+Port of Mastra's `createAnswerRelevancyScorer`. The judge splits the answer into statements and
+marks each `yes` / `unsure` / `no` for relevance to the question, with a reason (analyze); the
+score is `(yes + uncertainty_weight * unsure) / n`, rounded to 2 decimals (0 without statements),
+and the judge explains it (reason).
+
+Difference from Mastra, on purpose: Mastra extracts the statements in one judge call and judges
+them in a second; here one structured call does both (each result carries its statement), so a
+run costs 2 judge calls (1 with `reason=False`) instead of 3. The preprocess step is a function
+that reads the question and the answer, so a run whose content was not captured is not scorable
+before any judge call.
 """
 
 from __future__ import annotations
 
-from scorers.builder import PromptStep, Scorer, StepResults, create_scorer
+from typing import Any
+
+from scorers.builder import NotScorable, PromptStep, Scorer, StepResults, create_scorer
 from scorers.builtin._judge_prompts import (
     JudgeSchema,
     JudgeScorerInfo,
     YesNoUnsure,
     assistant_text,
+    content_not_captured,
     data_block,
     js_number,
     judge_with_instructions,
@@ -28,7 +37,6 @@ __all__ = [
     "ANSWER_RELEVANCY_INSTRUCTIONS",
     "RelevancyResult",
     "RelevancyResults",
-    "Statements",
     "answer_relevancy_score",
     "create_answer_relevancy_scorer",
 ]
@@ -37,7 +45,7 @@ ANSWER_RELEVANCY_INFO = JudgeScorerInfo(
     id="answer_relevancy",
     measures="share of the answer's statements that address the user's question "
              "(unsure ones count uncertainty_weight)",
-    higher_is_better=True, judge_calls=3)
+    higher_is_better=True, judge_calls=2)
 
 ANSWER_RELEVANCY_INSTRUCTIONS = """\
 You are a balanced, careful evaluator of answer relevancy. You decide whether the statements of an
@@ -52,21 +60,16 @@ Principles:
 6. A statement that discusses the kind of information asked for is partly relevant ("unsure")."""
 
 
-class Statements(JudgeSchema):
-    """Preprocess output: the answer split into statements."""
-
-    statements: list[str]
-
-
 class RelevancyResult(JudgeSchema):
-    """One statement's relevance verdict."""
+    """One statement of the answer and its relevance verdict."""
 
+    statement: str
     result: YesNoUnsure
     reason: str
 
 
 class RelevancyResults(JudgeSchema):
-    """Analyze output: one result per statement, in order."""
+    """Analyze output: the answer's statements, in order, each with its verdict."""
 
     results: list[RelevancyResult]
 
@@ -85,30 +88,30 @@ def answer_relevancy_score(analysis: RelevancyResults | None, *,
     return round2(relevant / len(analysis.results) * scale)
 
 
-def _extract_prompt(run: ScorerRun) -> str:
-    return f"""\
-Split the agent's answer below into meaningful statements, keeping context and relationships.
-
-- Do not split too aggressively; keep related information together.
-- Split compound statements joined by "and", or holding several distinct facts, claims or
-  descriptive elements.
-- A one-word answer is one statement; an error message is one statement.
-- An empty answer gives an empty list.
-
-Example: the text "Look! A bird! Birds are an interesting animal." gives
-{{"statements": ["Look!", "A bird!", "Birds are interesting animals."]}}
-
-{data_block("agent_answer", assistant_text(run))}
-
-Return the statements of the answer inside the data block above as {{"statements": [...]}}."""
+def _preprocess(run: ScorerRun) -> dict[str, Any] | NotScorable:
+    missing = content_not_captured(run)
+    if missing is not None:
+        return missing
+    return {"question": user_text(run), "answer": assistant_text(run)}
 
 
-def _analyze_prompt(run: ScorerRun, results: StepResults) -> str:
+def _texts(results: StepResults) -> dict[str, Any]:
     pre = results.preprocess_step_result
-    statements = list(pre.statements) if isinstance(pre, Statements) else []
-    return f"""\
-For each statement, decide how relevant it is to the user's question.
+    return pre if isinstance(pre, dict) else {}
 
+
+def _analyze_prompt(results: StepResults) -> str:
+    texts = _texts(results)
+    return f"""\
+Split the agent's answer into statements, then decide for each statement how relevant it is to
+the user's question.
+
+Statements: break the answer into meaningful statements, keeping context and relationships. Do
+not split too aggressively; split compound statements joined by "and" or holding several distinct
+facts, claims or descriptive elements. A one-word answer is one statement; an error message is one
+statement; an empty answer has none.
+
+Verdicts:
 - "yes": the statement directly answers the question: it gives the specific answer, states the
   relationship asked about, can stand alone as an answer, or is the right kind of answer
   (a place for "where", a person for "who"). A direct answer that is wrong is "unsure".
@@ -122,16 +125,16 @@ Judge relevance only, never factual correctness.
 Example: for the question "What color is the sky during daytime?", "The sky is blue during
 daytime" is "yes", "Blue is a beautiful color" is "unsure", "I had breakfast today" is "no".
 
-{data_block("user_question", user_text(run))}
+{data_block("user_question", texts.get("question", ""))}
 
-{data_block("statements", statements)}
+{data_block("agent_answer", texts.get("answer", ""))}
 
-Return {{"results": [{{"result": "yes" | "unsure" | "no", "reason": "..."}}, ...]}} with exactly
-one result per statement ({len(statements)}), in the same order, each with a short reason. With no
-statements, return an empty list."""
+Return {{"results": [{{"statement": "...", "result": "yes" | "unsure" | "no", "reason": "..."}},
+...]}}, one entry per statement of the answer, in order, each with a short reason; an empty list
+when the answer has no statements."""
 
 
-def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: float) -> str:
+def _reason_prompt(results: StepResults, score: float, scale: float) -> str:
     analysis = results.analyze_step_result
     verdicts = ([r.model_dump() for r in analysis.results]
                 if isinstance(analysis, RelevancyResults) else [])
@@ -146,9 +149,9 @@ Explain the answer relevancy score in one or two sentences. The score is {shown}
 - If there are no verdicts, say that the answer made no statements to assess.
 - Start with "The score is {shown} because".
 
-{data_block("user_question", user_text(run))}
+{data_block("user_question", _texts(results).get("question", ""))}
 
-{data_block("agent_answer", assistant_text(run))}
+{data_block("agent_answer", _texts(results).get("answer", ""))}
 
 {data_block("verdicts", verdicts)}"""
 
@@ -173,17 +176,16 @@ def create_answer_relevancy_scorer(judge: Judge | None = None, *,
             description="Relevancy of the agent's answer to the user's question, 0 to "
                         f"{scale:g}; higher is better.",
             judge=judge_with_instructions(judge, ANSWER_RELEVANCY_INSTRUCTIONS), type="agent")
-        .preprocess(PromptStep(description="Split the answer into statements",
-                               output_schema=Statements,
-                               create_prompt=lambda run: _extract_prompt(run)))
-        .analyze(PromptStep(description="Judge each statement's relevance to the question",
+        .preprocess(_preprocess)
+        .analyze(PromptStep(description="Split the answer into statements and judge each "
+                                        "one's relevance to the question",
                             output_schema=RelevancyResults,
-                            create_prompt=lambda run, results: _analyze_prompt(run, results)))
+                            create_prompt=lambda results: _analyze_prompt(results)))
         .generate_score(lambda results: answer_relevancy_score(
             results.analyze_step_result, uncertainty_weight=uncertainty_weight, scale=scale))
     )
     if reason:
         scorer = scorer.generate_reason(PromptStep(
             description="Explain the score",
-            create_prompt=lambda run, results, score: _reason_prompt(run, results, score, scale)))
+            create_prompt=lambda results, score: _reason_prompt(results, score, scale)))
     return scorer

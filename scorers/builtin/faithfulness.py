@@ -30,6 +30,7 @@ from scorers.builtin._judge_prompts import (
     YesNoUnsure,
     as_string_list,
     assistant_text,
+    content_not_captured,
     data_block,
     js_number,
     judge_with_instructions,
@@ -79,9 +80,8 @@ class FaithfulnessVerdict(JudgeSchema):
 
 
 class FaithfulnessVerdicts(JudgeSchema):
-    """Analyze output: the answer's claims and one verdict per claim."""
+    """Analyze output: the answer's claims, in order, each with its verdict."""
 
-    claims: list[str]
     verdicts: list[FaithfulnessVerdict]
 
 
@@ -99,6 +99,9 @@ def gather_context(run: ScorerRun, context: Iterable[Any] | None) -> list[str]:
 
 
 def _preprocess(run: ScorerRun, context: list[str]) -> dict[str, Any] | NotScorable:
+    missing = content_not_captured(run)
+    if missing is not None:
+        return missing
     found = gather_context(run, context)
     if not found:
         return not_scorable("no context to check the answer against: set options.context, "
@@ -136,8 +139,9 @@ miles" is "no", and "The car might get software updates" is "unsure".
 
 {data_block("agent_answer", assistant_text(run))}
 
-Return {{"claims": [...], "verdicts": [{{"claim": "...", "verdict": "yes" | "no" | "unsure",
-"reason": "..."}}, ...]}} with exactly one verdict per claim."""
+Return {{"verdicts": [{{"claim": "...", "verdict": "yes" | "no" | "unsure",
+"reason": "..."}}, ...]}}, one entry per claim of the answer, in order; an empty list when it
+makes no claim."""
 
 
 def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: float) -> str:

@@ -31,6 +31,7 @@ from scorers.builtin._judge_prompts import (
     YesNo,
     as_string_list,
     assistant_text,
+    content_not_captured,
     data_block,
     js_number,
     judge_with_instructions,
@@ -83,9 +84,8 @@ class HallucinationVerdict(JudgeSchema):
 
 
 class HallucinationVerdicts(JudgeSchema):
-    """Analyze output: the answer's claims and one verdict per claim."""
+    """Analyze output: the answer's claims, in order, each with its verdict."""
 
-    claims: list[str]
     verdicts: list[HallucinationVerdict]
 
 
@@ -98,6 +98,9 @@ def hallucination_score(analysis: HallucinationVerdicts | None, *, scale: float 
 
 
 def _preprocess(run: ScorerRun, context: list[str]) -> dict[str, Any] | NotScorable:
+    missing = content_not_captured(run)
+    if missing is not None:
+        return missing
     found = context + tool_result_context(run)
     if not found:
         return not_scorable("no context to check the answer against: set options.context, "
@@ -138,8 +141,9 @@ might expand operations globally" is "yes" (speculation beyond the context).
 
 {data_block("agent_answer", assistant_text(run))}
 
-Return {{"claims": [...], "verdicts": [{{"statement": "...", "verdict": "yes" | "no",
-"reason": "..."}}, ...]}} with exactly one verdict per claim."""
+Return {{"verdicts": [{{"statement": "...", "verdict": "yes" | "no",
+"reason": "..."}}, ...]}}, one entry per claim of the answer, in order; an empty list when it
+makes no claim."""
 
 
 def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: float) -> str:

@@ -39,6 +39,7 @@ from scorers.builtin._judge_prompts import (
     JudgeScorerInfo,
     assistant_text,
     combined_system_prompt,
+    content_not_captured,
     conversation_history,
     data_block,
     js_number,
@@ -185,6 +186,9 @@ def prompt_alignment_score(analysis: PromptAlignmentAnalysis | CombinedAlignment
 
 def _preprocess(run: ScorerRun, mode: EvaluationMode,
                 history_messages: int | None) -> dict[str, Any] | NotScorable:
+    missing = content_not_captured(run)
+    if missing is not None:
+        return missing
     user = user_text(run)
     system = combined_system_prompt(run)
     answer = assistant_text(run)

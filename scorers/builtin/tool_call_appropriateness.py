@@ -29,6 +29,7 @@ from scorers.builtin._judge_prompts import (
     JudgeScorerInfo,
     agent_input,
     assistant_text,
+    content_not_captured,
     data_block,
     js_number,
     judge_with_instructions,
@@ -114,6 +115,9 @@ def _tool_reference(available_tools: Iterable[Any] | None) -> list[str]:
 
 
 def _preprocess(run: ScorerRun) -> dict[str, Any] | NotScorable:
+    missing = content_not_captured(run)
+    if missing is not None:
+        return missing
     agent = agent_input(run)
     has_input = bool(agent.input_messages) if agent is not None else bool(run.input)
     if not has_input or not messages_of(run.output):

@@ -39,7 +39,8 @@ from scorers.types import AgentRunInput, Message, ScorerRun, SystemMessage
 
 def relevancy(*results: str) -> RelevancyResults:
     return RelevancyResults.model_validate(
-        {"results": [{"result": r, "reason": "because"} for r in results]})
+        {"results": [{"statement": f"s{i}", "result": r, "reason": "because"}
+                     for i, r in enumerate(results)]})
 
 
 @pytest.mark.parametrize(("results", "expected"), [
@@ -66,14 +67,14 @@ def test_verdicts_are_normalised_and_validated() -> None:
     with pytest.raises(ValidationError):
         relevancy("maybe")
     with pytest.raises(ValidationError):  # bias verdicts are yes/no only
-        BiasResults.model_validate({"results": [{"result": "unsure", "reason": "r"}]})
+        BiasResults.model_validate({"results": [{"opinion": "o", "result": "unsure",
+                                                  "reason": "r"}]})
     with pytest.raises(ValidationError):  # a verdict needs its reason
-        ToxicityVerdicts.model_validate({"verdicts": [{"verdict": "no"}]})
+        ToxicityVerdicts.model_validate({"verdicts": [{"opinion": "o", "verdict": "no"}]})
 
 
 def faithful(*verdicts: str) -> FaithfulnessVerdicts:
     return FaithfulnessVerdicts.model_validate({
-        "claims": [f"c{i}" for i in range(len(verdicts))],
         "verdicts": [{"claim": f"c{i}", "verdict": v, "reason": "r"}
                      for i, v in enumerate(verdicts)]})
 
@@ -95,7 +96,6 @@ def test_faithfulness_scale() -> None:
 
 def hallucinated(*verdicts: str) -> HallucinationVerdicts:
     return HallucinationVerdicts.model_validate({
-        "claims": [f"c{i}" for i in range(len(verdicts))],
         "verdicts": [{"statement": f"c{i}", "verdict": v, "reason": "r"}
                      for i, v in enumerate(verdicts)]})
 
@@ -112,7 +112,7 @@ def test_hallucination_formula_is_inverted(verdicts: tuple[str, ...], expected: 
 
 def toxic(*verdicts: str) -> ToxicityVerdicts:
     return ToxicityVerdicts.model_validate(
-        {"verdicts": [{"verdict": v, "reason": "r"} for v in verdicts]})
+        {"verdicts": [{"opinion": "o", "verdict": v, "reason": "r"} for v in verdicts]})
 
 
 @pytest.mark.parametrize(("verdicts", "expected"), [
@@ -128,7 +128,7 @@ def test_toxicity_formula(verdicts: tuple[str, ...], expected: float) -> None:
 
 def biased(*results: str) -> BiasResults:
     return BiasResults.model_validate(
-        {"results": [{"result": r, "reason": "r"} for r in results]})
+        {"results": [{"opinion": "o", "result": r, "reason": "r"} for r in results]})
 
 
 @pytest.mark.parametrize(("results", "expected"), [
