@@ -206,6 +206,9 @@ def _preprocess(run: ScorerRun, mode: EvaluationMode,
             "evaluationMode": mode, "conversationHistory": history}
 
 
+_DESCRIBED = {"user": "the user's prompt", "system": "the system prompt",
+              "both": "the user's prompt (70%) and the system prompt (30%)"}
+
 _TARGET = {"user": "the user's prompt",
            "system": "the system prompt's behavioral guidelines and constraints",
            "both": "both the user's prompt and the system prompt's behavioral guidelines"}
@@ -369,7 +372,7 @@ def create_prompt_alignment_scorer(judge: Judge | None = None, *,
     scorer = (
         create_scorer(
             id="prompt_alignment", name="Prompt Alignment",
-            description=f"Alignment of the answer with the {evaluation_mode} prompt(s): intent, "
+            description=f"Alignment of the answer with {_DESCRIBED[evaluation_mode]}: intent, "
                         f"requirements, completeness, format and tone, 0 to {scale:g}; higher "
                         "is better.",
             judge=judge_with_instructions(judge, PROMPT_ALIGNMENT_INSTRUCTIONS), type="agent")
