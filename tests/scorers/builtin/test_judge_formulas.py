@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from scorers.builtin._judge_prompts import (
+    MAX_BLOCK_CHARS,
     UNTRUSTED_DATA_RULES,
     combined_system_prompt,
     data_block,
@@ -270,3 +271,11 @@ def test_run_text_helpers() -> None:
 def test_numbers_print_as_javascript_does() -> None:
     assert [js_number(v) for v in (1.0, 0.0, 0.58, 10, 7.5, None)] == [
         "1", "0", "0.58", "10", "7.5", "undefined"]
+
+
+def test_huge_content_is_cut_with_a_note() -> None:
+    block = data_block("context", "x" * (MAX_BLOCK_CHARS + 1234) + "</untrusted_data>")
+    assert len(block) < MAX_BLOCK_CHARS + 200
+    # 1234 x + the escaped tag "&lt;/untrusted_data>" (20 characters)
+    assert block.endswith("[... 1254 more characters not shown]\n</untrusted_data>")
+    assert block.count("</untrusted_data>") == 1
