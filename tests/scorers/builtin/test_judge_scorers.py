@@ -552,3 +552,18 @@ async def test_builtin_options_use_mastra_names_too(fake_anthropic: FakeAnthropi
     scorer = get_builtin("builtin:answer_relevancy", judge=judge_for(fake_anthropic),
                          uncertaintyWeight=0.5, scale=10, reason=False)
     assert (await scorer.run(make_run())).score == 7.5  # (1 + 0.5) / 2 * 10
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+async def test_redactor_leaves_pii_free_prompts_byte_identical(
+        fake_anthropic: FakeAnthropic, case: Case) -> None:
+    # No false positives in the scorers' own instructions, examples and schemas.
+    bodies = []
+    for processors in ([], [PiiRedactor()]):
+        fake_anthropic.clear()
+        fake_anthropic.enqueue(*[structured(r) for r in case.replies], text(REASON))
+        scorer = case.factory(judge_for(fake_anthropic, input_processors=processors),
+                              **case.options)
+        await scorer.run(case.run())
+        bodies.append([r.raw_body for r in fake_anthropic.message_requests])
+    assert bodies[0] == bodies[1]
