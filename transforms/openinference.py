@@ -150,6 +150,29 @@ def _request_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
     return msgs
 
 
+def _response_messages(value: Any) -> list[NMessage] | None:
+    """Output messages from a raw provider response: Anthropic `{role, content: [blocks],
+    stop_reason}` or OpenAI `{choices: [{message, finish_reason}]}`."""
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("choices"), list):
+        out = []
+        for choice in value["choices"]:
+            if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
+                m = message_from_any(choice["message"])
+                if m is not None:
+                    m.finish_reason = m.finish_reason or choice.get("finish_reason")
+                    out.append(m)
+        return out or None
+    if value.get("role") == "assistant" and isinstance(value.get("content"), list):
+        m = message_from_any({"role": "assistant", "content": value["content"]})
+        if m is not None:
+            stop = value.get("stop_reason")
+            m.finish_reason = str(stop) if stop else None
+            return [m]
+    return None
+
+
 def extract(span: Span) -> SpanFacts:
     """Read one OpenInference span."""
     a = span.attributes
@@ -196,12 +219,17 @@ def extract(span: Span) -> SpanFacts:
     if kind == "LLM":
         facts.role = "model"
         facts.model_name = str(a.get("llm.model_name") or "") or None
-        facts.model_input = _messages(facts, unflatten_messages(a, "llm.input_messages"))
-        facts.model_output = _messages(facts, unflatten_messages(a, "llm.output_messages"))
+        # The raw provider request/response in input.value/output.value is the most faithful
+        # source (system prompt, tool_use / tool_result blocks); the flattened messages are
+        # the fallback.
+        value, ok = _io_value(facts, a, "input.value")
+        facts.model_input = _request_messages(facts, value) if ok else None
         if facts.model_input is None:
-            value, ok = _io_value(facts, a, "input.value")
-            if ok:
-                facts.model_input = _request_messages(facts, value)
+            facts.model_input = _messages(facts, unflatten_messages(a, "llm.input_messages"))
+        value, ok = _io_value(facts, a, "output.value")
+        facts.model_output = _response_messages(value) if ok else None
+        if facts.model_output is None:
+            facts.model_output = _messages(facts, unflatten_messages(a, "llm.output_messages"))
         finish = a.get("llm.finish_reason")
         if facts.model_output and finish is not None:
             for m in facts.model_output:

@@ -255,3 +255,49 @@ def test_mastra_0x_exporter_layout() -> None:
     assert run.output[0].text == ANSWER
     assert [(x[0], x[2], x[3], x[4]) for x in _tools(run)] == [
         ("get_weather", {"city": "Paris"}, RESULT, "result")]
+
+
+def test_openinference_llm_spans_with_raw_anthropic_request_and_response() -> None:
+    import json as _json
+    root = "00f067aa0ba902b7"
+    history = [{"role": "user", "content": "Hi, I'm Ana."},
+               {"role": "assistant", "content": [{"type": "text",
+                                                  "text": "Hi Ana! How can I help?"}]},
+               {"role": "user", "content": QUESTION}]
+    tool_use = {"role": "assistant", "content": [
+        {"type": "text", "text": "Let me look that up."},
+        {"type": "tool_use", "id": "toolu_01", "name": "get_weather",
+         "input": {"city": "Paris"}}]}
+    tool_result = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_01",
+         "content": '{"temp_c":14,"conditions":"rain"}'}]}
+
+    def llm(messages: list[Any], response: dict[str, Any], start: int) -> Any:
+        return span("Messages", {
+            "openinference.span.kind": "LLM", "llm.model_name": "claude-haiku",
+            "input.value": _json.dumps({"model": "claude-haiku", "system": SYSTEM,
+                                        "messages": messages}),
+            "input.mime_type": "application/json",
+            "output.value": _json.dumps(response), "output.mime_type": "application/json",
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": "Hi, I'm Ana."},
+            parent=root, start=start, end=start + 100, kind="INTERNAL")
+
+    agent = span("weather-agent", {"openinference.span.kind": "AGENT",
+                                   "agent.name": "weather-agent", "input.value": QUESTION,
+                                   "input.mime_type": "text/plain"},
+                 span_id=root, start=1000, end=9000)
+    run = _one_run([
+        agent,
+        llm(history, {"role": "assistant", "content": tool_use["content"],
+                      "stop_reason": "tool_use"}, 2000),
+        llm(history + [tool_use, tool_result], {
+            "role": "assistant", "content": [{"type": "text", "text": ANSWER}],
+            "stop_reason": "end_turn"}, 3000)])
+    assert [s.content for s in run.input.system_messages] == [SYSTEM]
+    assert [m.text for m in run.input.input_messages] == [QUESTION]
+    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert run.output[0].text == ANSWER  # no output.value on the agent: the last LLM's answer
+    assert _tools(run) == [("get_weather", "toolu_01", {"city": "Paris"}, RESULT, "result")]
+    # The intermediate text stays, before the tool call, as an output part.
+    assert [p.type for p in run.output[0].content.parts] == ["text", "tool-invocation", "text"]
