@@ -29,7 +29,8 @@ Reply builders (each accepts `delay=` seconds, to make a slow reply, and `header
   (`tool_choice: {"type": "tool"}`) gets a `tool_use` block with `obj` as input; any other request
   (native `output_config` structured output, or a schema injected in the prompt) gets a text block
   holding `json.dumps(obj)` — which is what Anthropic structured outputs return.
-- `text(s)`: one text block. `tool_use(name, input)`: one tool_use block.
+- `text(s)`: one text block. `tool_use(name, input, text=…, tool_use_id=…)`: one tool_use block
+  (after an optional text block).
 - `error(status, type, message)` and the shortcuts `rate_limited(retry_after=…,
   retry_after_ms=…)` (429), `overloaded()` (529), `server_error()` (500), `unauthorized()` (401),
   `forbidden()` (403), `context_too_long()` (400).
@@ -157,9 +158,15 @@ def text(value: str, *, delay: float = 0.0, headers: dict[str, str] | None = Non
 
 
 def tool_use(name: str, tool_input: Any, *, delay: float = 0.0, input_tokens: int = 11,
-             output_tokens: int = 7) -> Reply:
-    """One tool_use content block with the given name and input."""
-    return Reply("tool_use", payload={"name": name, "input": tool_input}, delay=delay,
+             output_tokens: int = 7, text: str | None = None,
+             tool_use_id: str | None = None) -> Reply:
+    """One tool_use content block with the given name and input.
+
+    `text` puts a text block before it (an assistant that says something and calls a tool);
+    `tool_use_id` fixes the block's id (random `toolu_…` otherwise), for reproducible captures.
+    """
+    return Reply("tool_use", payload={"name": name, "input": tool_input, "text": text,
+                                      "id": tool_use_id}, delay=delay,
                  input_tokens=input_tokens, output_tokens=output_tokens)
 
 
@@ -348,8 +355,11 @@ def _message(request: RecordedRequest, reply: Reply) -> dict[str, Any]:
         else:
             content = [{"type": "text", "text": json.dumps(reply.payload)}]
     elif reply.kind == "tool_use":
-        content = [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}",
+        content = [{"type": "tool_use",
+                    "id": reply.payload.get("id") or f"toolu_{uuid.uuid4().hex[:20]}",
                     "name": reply.payload["name"], "input": reply.payload["input"]}]
+        if reply.payload.get("text"):
+            content.insert(0, {"type": "text", "text": reply.payload["text"]})
         stop_reason = "tool_use"
     else:
         content = [{"type": "text", "text": str(reply.payload)}]
