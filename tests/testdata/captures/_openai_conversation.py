@@ -91,6 +91,58 @@ def _chat(client: Any, model: str, messages: list[dict[str, Any]], stream: bool)
     return ("".join(text_parts) if saw_text else None), calls
 
 
+def run_turn(
+    client: Any,
+    *,
+    model: str,
+    stream: bool,
+    wire_history: list[dict[str, Any]],
+    prior_turns: list[Turn],
+    user_text: str,
+    run_tool: ToolRunner | None = None,
+) -> tuple[Turn, list[dict[str, Any]]]:
+    """One agent turn: call the model, run tools until it answers; return (turn, new wire history).
+
+    Args:
+        client: An ``openai.OpenAI`` pointed at the fake server.
+        model: The model name to request.
+        stream: Use ``stream=True`` (with the usage chunk) for every call.
+        wire_history: The non-system messages of earlier turns, as sent on the wire.
+        prior_turns: The earlier turns (for the expected remembered messages).
+        user_text: This turn's new user message.
+        run_tool: Runs one tool call (may wrap it in a span); gets the record and a thunk.
+    """
+    run_tool = run_tool or _plain_tool
+    turn = Turn(user_text=user_text, history=[m for t in prior_turns for m in t.remembered_after()])
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
+    messages += wire_history
+    messages.append({"role": "user", "content": user_text})
+    text, calls = _chat(client, model, messages, stream)
+    while calls:
+        turn.intermediate_text = text
+        messages.append(
+            {
+                "role": "assistant",
+                "content": text,
+                "tool_calls": [
+                    {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+                    for cid, name, args in calls
+                ],
+            }
+        )
+        for cid, name, args in calls:
+            decoded = json.loads(args)
+            record = ToolCallRecord(cid, name, decoded)
+            result = run_tool(record, lambda decoded=decoded: get_weather(**decoded))
+            record.result, record.has_result = result, True
+            turn.tool_calls.append(record)
+            messages.append({"role": "tool", "tool_call_id": cid, "content": json.dumps(result)})
+        text, calls = _chat(client, model, messages, stream)
+    turn.final_text = text or ""
+    messages.append({"role": "assistant", "content": turn.final_text})
+    return turn, messages[1:]
+
+
 def run_two_turns(
     client: Any,
     *,
@@ -109,38 +161,18 @@ def run_two_turns(
         run_tool: Runs one tool call (may wrap it in a span); gets the record and a thunk.
     """
     wrap_turn = wrap_turn or _no_span
-    run_tool = run_tool or _plain_tool
     wire_history: list[dict[str, Any]] = []
     turns: list[Turn] = []
     for index, user_text in enumerate((TURN1_USER, TURN2_USER)):
-        turn = Turn(user_text=user_text, history=[m for t in turns for m in t.remembered_after()])
-        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
-        messages += wire_history
-        messages.append({"role": "user", "content": user_text})
         with wrap_turn(index, user_text):
-            text, calls = _chat(client, model, messages, stream)
-            while calls:
-                turn.intermediate_text = text
-                messages.append(
-                    {
-                        "role": "assistant",
-                        "content": text,
-                        "tool_calls": [
-                            {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
-                            for cid, name, args in calls
-                        ],
-                    }
-                )
-                for cid, name, args in calls:
-                    decoded = json.loads(args)
-                    record = ToolCallRecord(cid, name, decoded)
-                    result = run_tool(record, lambda decoded=decoded: get_weather(**decoded))
-                    record.result, record.has_result = result, True
-                    turn.tool_calls.append(record)
-                    messages.append({"role": "tool", "tool_call_id": cid, "content": json.dumps(result)})
-                text, calls = _chat(client, model, messages, stream)
-            turn.final_text = text or ""
-            messages.append({"role": "assistant", "content": turn.final_text})
-        wire_history = messages[1:]
+            turn, wire_history = run_turn(
+                client,
+                model=model,
+                stream=stream,
+                wire_history=wire_history,
+                prior_turns=turns,
+                user_text=user_text,
+                run_tool=run_tool,
+            )
         turns.append(turn)
     return turns

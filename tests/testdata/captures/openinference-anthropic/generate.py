@@ -23,10 +23,8 @@ OpenInference ``@tracer.tool`` TOOL span), ``two_turns_tool_agent_stream`` (same
 from __future__ import annotations
 
 import contextlib
-import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -34,19 +32,15 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from _anthropic_conversation import MODEL, run_turn, scripted_replies  # noqa: E402
 from _common import (  # noqa: E402
     AGENT_NAME,
     CONVERSATION_ID,
-    LOOKUP_TEXT,
     SYSTEM_PROMPT,
     TOOL_DESCRIPTION,
     TOOL_NAME,
-    TOOL_PARAMETERS,
-    TURN1_ANSWER,
     TURN1_USER,
-    TURN2_ANSWER,
     TURN2_USER,
-    ToolCallRecord,
     Turn,
     agent_run_expectation,
     get_weather,
@@ -56,9 +50,6 @@ from _common import (  # noqa: E402
 )
 
 LIBRARY = "openinference-anthropic"
-MODEL = "claude-haiku-5-5"
-CALL_ID = "toolu_paris_1"
-TOOLS = [{"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "input_schema": TOOL_PARAMETERS}]
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "two_turns_tool_agent": {"stream": False, "agent": True},
@@ -67,26 +58,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 }
 
 
-def _call(client: Any, messages: list[dict[str, Any]], stream: bool) -> tuple[list[dict[str, Any]], str]:
-    """One Messages API call; returns (assistant content blocks as dicts, stop_reason)."""
-    kwargs: dict[str, Any] = {
-        "model": MODEL,
-        "max_tokens": 256,
-        "system": SYSTEM_PROMPT,
-        "messages": messages,
-        "tools": TOOLS,
-    }
-    if stream:
-        with client.messages.stream(**kwargs) as s:
-            message = s.get_final_message()
-    else:
-        message = client.messages.create(**kwargs)
-    blocks = [b.model_dump(exclude_none=True) for b in message.content]
-    return blocks, str(message.stop_reason)
-
-
 def run_two_turns(client: Any, *, stream: bool, oi_tracer: Any | None) -> list[Turn]:
-    """The scripted conversation, the way an app using the Messages API writes it."""
+    """The scripted conversation; each turn inside the app's AGENT span when ``oi_tracer``."""
     history: list[dict[str, Any]] = []
     turns: list[Turn] = []
 
@@ -97,8 +70,6 @@ def run_two_turns(client: Any, *, stream: bool, oi_tracer: Any | None) -> list[T
         oi_tracer.tool(name=TOOL_NAME, description=TOOL_DESCRIPTION)(plain_tool) if oi_tracer else plain_tool
     )
     for user_text in (TURN1_USER, TURN2_USER):
-        turn = Turn(user_text=user_text, history=[m for t in turns for m in t.remembered_after()])
-        messages = history + [{"role": "user", "content": user_text}]
         span_cm: Any = contextlib.nullcontext(None)
         if oi_tracer is not None:
             span_cm = oi_tracer.start_as_current_span(
@@ -109,27 +80,11 @@ def run_two_turns(client: Any, *, stream: bool, oi_tracer: Any | None) -> list[T
         with span_cm as span:
             if span is not None:
                 span.set_input(user_text)  # text/plain: just this turn's new message
-            blocks, stop = _call(client, messages, stream)
-            while stop == "tool_use":
-                texts = [b["text"] for b in blocks if b["type"] == "text"]
-                turn.intermediate_text = "".join(texts) if texts else None
-                messages = messages + [{"role": "assistant", "content": blocks}]
-                results = []
-                for b in blocks:
-                    if b["type"] != "tool_use":
-                        continue
-                    record = ToolCallRecord(b["id"], b["name"], b["input"])
-                    record.result, record.has_result = tool_fn(**b["input"]), True
-                    turn.tool_calls.append(record)
-                    results.append(
-                        {"type": "tool_result", "tool_use_id": b["id"], "content": json.dumps(record.result)}
-                    )
-                messages = messages + [{"role": "user", "content": results}]
-                blocks, stop = _call(client, messages, stream)
-            turn.final_text = "".join(b["text"] for b in blocks if b["type"] == "text")
+            turn, history = run_turn(
+                client, stream=stream, history=history, prior_turns=turns, user_text=user_text, tool_fn=tool_fn
+            )
             if span is not None:
                 span.set_output(turn.final_text)
-        history = messages + [{"role": "assistant", "content": blocks}]
         turns.append(turn)
     return turns
 
@@ -145,11 +100,7 @@ def run_scenario(name: str) -> None:
 
     capture_path = HERE / f"{name}.otlp.jsonl"
     with OtlpCaptureServer(capture_path) as capture, fake_anthropic.FakeAnthropic() as provider:
-        provider.enqueue(
-            fake_anthropic.tool_use(TOOL_NAME, {"city": "Paris"}, text=LOOKUP_TEXT, tool_use_id=CALL_ID),
-            fake_anthropic.text(TURN1_ANSWER),
-            fake_anthropic.text(TURN2_ANSWER),
-        )
+        provider.enqueue(*scripted_replies(fake_anthropic))
         tracer_provider, _ = otel_providers(capture.endpoint, "weather-app")
         AnthropicInstrumentor().instrument(tracer_provider=tracer_provider)
         oi_tracer = (
