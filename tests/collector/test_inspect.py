@@ -33,11 +33,12 @@ def test_example_trace_prints_its_two_runs() -> None:
 
 
 def test_every_field_present_and_sorted() -> None:
-    files = sorted(str(p) for p in CAPTURES.glob("*/*.otlp.jsonl"))
+    libraries = ("genai-openai-v2", "genai-openai-v2-events", "mastra")
+    files = sorted(str(p) for lib in libraries for p in (CAPTURES / lib).glob("*.otlp.jsonl"))
     code, runs, err = _invoke(*files)
     assert code == 0
     expected_total = sum(len(json.loads(p.read_text())["runs"])
-                         for p in CAPTURES.glob("*/*.expected.json"))
+                         for lib in libraries for p in (CAPTURES / lib).glob("*.expected.json"))
     assert len(runs) == expected_total
     keys = [(r["target"]["startedAt"], r["target"]["traceId"], r["target"]["spanId"])
             for r in runs]
