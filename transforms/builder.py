@@ -651,7 +651,8 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
         reasons["capture_off"] += 1
 
     owned_spans = [spans[sid] for sid in owned]
-    entity_name = (rf.agent_name or rf.agent_id) if not bare else (
+    # An unnamed agent (e.g. a tool-runner span) is named after its model, like a bare run.
+    entity_name = (rf.agent_name or rf.agent_id or rf.model_name) if not bare else (
         rf.model_name or rs.name)
     entity_id = (rf.agent_id or rf.agent_name) if not bare else entity_name
     target = RunTarget(

@@ -119,6 +119,7 @@ def extract(span: Span, convention: str = "genai") -> SpanFacts:
         facts.role = "agent"
         facts.agent_name = _str(a.get("gen_ai.agent.name"))
         facts.agent_id = _str(a.get("gen_ai.agent.id"))
+        facts.model_name = _str(a.get("gen_ai.request.model"))
         facts.instructions = instructions_from(facts, a.get("gen_ai.system_instructions"))
         facts.root_input = read_messages(facts, a.get("gen_ai.input.messages"))
         facts.input_mode = "conversation"
