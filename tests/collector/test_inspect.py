@@ -33,7 +33,8 @@ def test_example_trace_prints_its_two_runs() -> None:
 
 
 def test_every_field_present_and_sorted() -> None:
-    libraries = ("genai-openai-v2", "genai-openai-v2-events", "mastra")
+    libraries = ("genai-openai-v2", "genai-openai-v2-events", "mastra", "openinference-anthropic",
+                 "openllmetry")
     files = sorted(str(p) for lib in libraries for p in (CAPTURES / lib).glob("*.otlp.jsonl"))
     code, runs, err = _invoke(*files)
     assert code == 0
