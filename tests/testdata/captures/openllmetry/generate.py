@@ -1,0 +1,228 @@
+"""Capture driver: OpenLLMetry (traceloop-sdk 0.62) with ``@workflow``/``@agent``/``@tool``.
+
+Drives the real ``openai`` and ``anthropic`` clients, instrumented by traceloop-sdk's bundled
+opentelemetry-instrumentation-openai / -anthropic, against the loopback fakes
+(tests/fakes/fake_openai.py, fake_anthropic.py). ``Traceloop.init`` exports OTLP/HTTP to the
+loopback capture server (``api_endpoint``; never Traceloop's cloud, telemetry off). The
+events scenario (``use_attributes=False``) also exports the log events, which the app must route
+through a global ``LoggerProvider`` of its own. No scorecar code is imported.
+
+Regenerate (from the repository root). traceloop-sdk 0.62.4's unpinned dependency set does not
+resolve on its own, so the venv is installed from the frozen list beside this file::
+
+    python3 -m venv /tmp/capvenvs/openllmetry
+    /tmp/capvenvs/openllmetry/bin/pip install --no-deps -r tests/testdata/captures/openllmetry/requirements.txt
+    /tmp/capvenvs/openllmetry/bin/python tests/testdata/captures/openllmetry/generate.py
+
+Each scenario runs in a fresh subprocess (``Traceloop.init`` is once per process).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from _common import (  # noqa: E402
+    AGENT_NAME,
+    CONVERSATION_ID,
+    TURN1_USER,
+    TURN2_USER,
+    Turn,
+    agent_run_expectation,
+    get_weather,
+    summarize_capture,
+    write_expected,
+)
+
+LIBRARY = "openllmetry"
+OPENAI_MODEL = "gpt-4o-mini"
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    # provider, streaming, attributes (True) or log events (False), an outer @workflow
+    "agent_two_turns_tool": {"provider": "openai", "stream": False, "attributes": True, "workflow": True},
+    "agent_two_turns_tool_stream": {"provider": "openai", "stream": True, "attributes": True, "workflow": False},
+    "agent_two_turns_tool_events": {"provider": "openai", "stream": False, "attributes": False, "workflow": False},
+    "anthropic_agent_two_turns_tool": {"provider": "anthropic", "stream": False, "attributes": True, "workflow": False},
+    "anthropic_agent_two_turns_tool_stream": {"provider": "anthropic", "stream": True, "attributes": True, "workflow": False},
+}
+
+
+def run_scenario(name: str) -> None:
+    """Run one scenario in this process and write its two files."""
+    spec = SCENARIOS[name]
+    os.environ["TRACELOOP_TELEMETRY"] = "false"  # no anonymous usage telemetry
+    os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
+    os.environ["TRACELOOP_METRICS_ENABLED"] = "false"
+    os.environ["TRACELOOP_LOGGING_ENABLED"] = "false"  # Python logging export: not what we capture
+
+    from opentelemetry import trace
+    from otlp_capture import OtlpCaptureServer
+    from traceloop.sdk import Traceloop
+    from traceloop.sdk.decorators import agent, tool, workflow
+    from traceloop.sdk.instruments import Instruments
+
+    capture_path = HERE / f"{name}.otlp.jsonl"
+    with OtlpCaptureServer(capture_path) as capture:
+        logger_provider = None
+        if not spec["attributes"]:
+            # The events path needs a logger provider the app configures: the instrumentations
+            # call get_logger() on the global one (traceloop's docstring still says
+            # EventLoggerProvider, which opentelemetry-api 1.45 no longer has).
+            from opentelemetry._logs import set_logger_provider
+            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+            from opentelemetry.sdk._logs import LoggerProvider
+            from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+            from opentelemetry.sdk.resources import Resource
+
+            logger_provider = LoggerProvider(resource=Resource.create({"service.name": "weather-app"}))
+            logger_provider.add_log_record_processor(
+                BatchLogRecordProcessor(OTLPLogExporter(endpoint=f"{capture.endpoint}/v1/logs"))
+            )
+            set_logger_provider(logger_provider)
+
+        Traceloop.init(
+            app_name="weather-app",
+            api_endpoint=capture.endpoint,
+            api_key="not-used",
+            telemetry_enabled=False,
+            disable_batch=False,
+            instruments={Instruments.OPENAI, Instruments.ANTHROPIC},
+            resource_attributes={"deployment.environment": "capture"},
+            use_attributes=spec["attributes"],
+        )
+
+        @tool(name="get_weather")
+        def get_weather_tool(city: str) -> dict[str, Any]:
+            return get_weather(city)
+
+        turns: list[Turn] = []
+        if spec["provider"] == "openai":
+            import fake_openai
+            import openai
+            from _openai_conversation import run_turn, scripted_replies
+
+            provider: Any = fake_openai.FakeOpenAI(scripted_replies(fake_openai)).start()
+            client: Any = openai.OpenAI(base_url=provider.base_url, api_key="sk-test", max_retries=0)
+            state: dict[str, Any] = {"wire": []}
+
+            @agent(name=AGENT_NAME)
+            def weather_agent(question: str) -> str:
+                turn, state["wire"] = run_turn(
+                    client,
+                    model=OPENAI_MODEL,
+                    stream=spec["stream"],
+                    wire_history=state["wire"],
+                    prior_turns=turns,
+                    user_text=question,
+                    run_tool=lambda record, _run: get_weather_tool(**record.args),
+                )
+                turns.append(turn)
+                return turn.final_text
+
+            model = OPENAI_MODEL
+        else:
+            import anthropic
+            import fake_anthropic
+            from _anthropic_conversation import MODEL, run_turn as run_anthropic_turn, scripted_replies as anthropic_replies
+
+            provider = fake_anthropic.FakeAnthropic().start()
+            provider.enqueue(*anthropic_replies(fake_anthropic))
+            # open_telemetry=False: the anthropic SDK (>= 2.x) would otherwise add its own spans
+            # as soon as a global tracer provider exists (Traceloop.init registers one).
+            client = anthropic.Anthropic(
+                base_url=provider.base_url, api_key=provider.api_key, max_retries=0, open_telemetry=False
+            )
+            astate: dict[str, Any] = {"history": []}
+
+            @agent(name=AGENT_NAME)
+            def weather_agent(question: str) -> str:
+                turn, astate["history"] = run_anthropic_turn(
+                    client,
+                    stream=spec["stream"],
+                    history=astate["history"],
+                    prior_turns=turns,
+                    user_text=question,
+                    tool_fn=get_weather_tool,
+                )
+                turns.append(turn)
+                return turn.final_text
+
+            model = MODEL
+
+        @workflow(name="weather-chat")
+        def chat(questions: list[str]) -> list[str]:
+            return [weather_agent(q) for q in questions]
+
+        Traceloop.set_association_properties({"session_id": CONVERSATION_ID})
+        if spec["workflow"]:
+            chat([TURN1_USER, TURN2_USER])
+        else:
+            for question in (TURN1_USER, TURN2_USER):
+                weather_agent(question)
+
+        trace.get_tracer_provider().shutdown()  # type: ignore[attr-defined]  # flushes the batch
+        if logger_provider is not None:
+            logger_provider.shutdown()
+        pending = provider.pending
+        provider.stop()
+        assert pending == 0, "not every scripted reply was used"
+
+    lib_version = version("traceloop-sdk")
+    runs = [
+        agent_run_expectation(t, convention="openllmetry", entity_name=AGENT_NAME, extra={"conversationId": CONVERSATION_ID})
+        for t in turns
+    ]
+    instr = "opentelemetry-instrumentation-" + spec["provider"]
+    notes = (
+        f"traceloop-sdk {lib_version} ({instr} {version(instr)}), model {model}. "
+        "Each turn is an @agent(name='weather-agent') function call (span `weather-agent.agent`, "
+        "traceloop.span.kind=agent, traceloop.entity.input = JSON {args:[question],kwargs:{}}, "
+        "traceloop.entity.output = JSON string of the answer); the tool runs in an "
+        "@tool(name='get_weather') span (`get_weather.tool`, entity input/output = JSON of the "
+        "call's kwargs/result; no call id). session_id=conv-42 is an association property. "
+    )
+    if spec["workflow"]:
+        notes += (
+            "Both turns run inside one @workflow(name='weather-chat') span: ONE trace; the runs are "
+            "the two agent spans (outermost agent, not the workflow). "
+        )
+    if spec["attributes"]:
+        notes += (
+            "Content mode: span attributes (the default use_attributes=True). "
+        )
+    else:
+        notes += (
+            "Content mode: log events (use_attributes=False): the LLM spans carry no prompt/"
+            "completion attributes; content is in OTLP log records (same file), joined to the LLM "
+            "spans by trace/span id. "
+        )
+    if spec["stream"]:
+        notes += "Every model call streamed. "
+    if spec["provider"] == "anthropic":
+        notes += (
+            "Anthropic wire form: the tool result travels in a user message of tool_result blocks "
+            "(never new input). The anthropic SDK's own tracing is switched off (open_telemetry=False)."
+        )
+    write_expected(HERE, name, library=LIBRARY, library_version=lib_version, convention="openllmetry", notes=notes, runs=runs)
+    print(summarize_capture(capture_path))
+
+
+def main() -> int:
+    """Run every scenario (or the one named in argv) in its own subprocess."""
+    if len(sys.argv) > 1:
+        run_scenario(sys.argv[1])
+        return 0
+    for name in SCENARIOS:
+        subprocess.run([sys.executable, __file__, name], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
