@@ -23,6 +23,7 @@ OpenInference ``@tracer.tool`` TOOL span), ``two_turns_tool_agent_stream`` (same
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 from importlib.metadata import version
@@ -55,6 +56,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "two_turns_tool_agent": {"stream": False, "agent": True},
     "two_turns_tool_agent_stream": {"stream": True, "agent": True},
     "bare_two_turns_tool": {"stream": False, "agent": False},
+    "two_turns_tool_agent_hidden": {"stream": False, "agent": True, "hide": True},
 }
 
 
@@ -92,6 +94,10 @@ def run_two_turns(client: Any, *, stream: bool, oi_tracer: Any | None) -> list[T
 def run_scenario(name: str) -> None:
     """Run one scenario in this process and write its two files."""
     spec = SCENARIOS[name]
+    if spec.get("hide"):
+        # OpenInference's own redaction switches (read by TraceConfig() from the environment).
+        os.environ["OPENINFERENCE_HIDE_INPUTS"] = "true"
+        os.environ["OPENINFERENCE_HIDE_OUTPUTS"] = "true"
     import anthropic
     import fake_anthropic
     from openinference.instrumentation import OITracer, TraceConfig
@@ -113,7 +119,17 @@ def run_scenario(name: str) -> None:
         assert provider.pending == 0, "not every scripted reply was used"
 
     lib_version = version("openinference-instrumentation-anthropic")
-    if spec["agent"]:
+    if spec.get("hide"):
+        runs = [
+            {"convention": "openinference", "entityName": AGENT_NAME, "contentCaptured": False} for _ in turns
+        ]
+        notes = (
+            "Same app as two_turns_tool_agent with OPENINFERENCE_HIDE_INPUTS=true and "
+            "OPENINFERENCE_HIDE_OUTPUTS=true: OpenInference replaces input/output values and the "
+            "flattened messages with '__REDACTED__' (or drops them). Every run must say "
+            "contentCaptured=false; nothing else is asserted."
+        )
+    elif spec["agent"]:
         runs = [
             agent_run_expectation(t, convention="openinference", entity_name=AGENT_NAME, extra={"conversationId": CONVERSATION_ID})
             for t in turns
