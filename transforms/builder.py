@@ -316,6 +316,15 @@ def build_runs(trace: Trace) -> BuildResult:
         o = owner.get(sid)
         if o is not None:
             owned[o].append(sid)
+    # An agent span that only wraps other agent spans (the OpenAI Agents SDK's trace span,
+    # a framework's session span) is not an invocation: no model call and no content of its
+    # own. Its agents are the runs.
+    for root in list(run_roots):
+        rf = facts[root]
+        if has_agent_below.get(root) and rf.root_input is None and rf.root_output is None \
+                and not any(sid in calls for sid in owned[root]):
+            run_roots.remove(root)
+            reasons["agent_wrapper"] += 1
 
     for root in run_roots:
         try:
@@ -435,6 +444,12 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
                 waiting.append(inv)
             elif p.kind == "tool_result":
                 fold(p)
+        if role == "assistant" and not texts and parts and out and out[-1].role == "assistant" \
+                and all(isinstance(p, ToolInvocationPart) for p in parts):
+            # One assistant turn split into a text item and a tool-call item (the Responses
+            # API does this): the calls join the turn's message.
+            out[-1].content.parts.extend(parts)
+            continue
         out.append(Message(role=role, created_at=created_at, content=MessageContent(
             content="\n".join(texts) if texts else None, parts=parts)))
     return out

@@ -16,8 +16,10 @@ CAPTURES = Path(__file__).resolve().parents[1] / "testdata" / "captures"
 # (Other capture directories — anthropic-sdk, openlit, vercel-ai-* — belong to part 2.)
 REQUIRED_LIBRARIES = {"genai-openai-v2", "genai-openai-v2-events", "openinference-anthropic",
                       "openllmetry", "mastra"}
+# Also read through these conventions: the OpenAI Agents SDK via OpenInference.
+GOLDEN_LIBRARIES = REQUIRED_LIBRARIES | {"openai-agents"}
 EXPECTED = sorted(p for p in CAPTURES.glob("*/*.expected.json")
-                  if p.parent.name in REQUIRED_LIBRARIES)
+                  if p.parent.name in GOLDEN_LIBRARIES)
 
 
 def _load(path: Path) -> dict[str, Any]:
