@@ -80,3 +80,24 @@ def test_garbage_is_refused_and_counted_without_a_line(tmp_path: Path) -> None:
         assert _post(f"{server.endpoint}/v1/nope", b"", "application/x-protobuf") == 404
     assert server.refused == 2
     assert out.read_text() == ""
+
+
+def test_chunked_request_bodies_are_read_whole(tmp_path: Path) -> None:
+    # Node's OTLP exporters (Mastra) send chunked bodies without Content-Length.
+    import http.client
+
+    out = tmp_path / "c.otlp.jsonl"
+    body = _trace_request().SerializeToString()
+    with OtlpCaptureServer(out) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        conn.request(
+            "POST",
+            "/v1/traces",
+            body=iter([body[:7], body[7:]]),
+            headers={"Content-Type": "application/x-protobuf"},
+            encode_chunked=True,
+        )
+        assert conn.getresponse().status == 200
+        conn.close()
+    span = json.loads(out.read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert (span["name"], span["spanId"]) == ("chat gpt-4o", SPAN_ID.hex())
