@@ -14,6 +14,13 @@ resolve on its own, so the venv is installed from the frozen list beside this fi
     /tmp/capvenvs/openllmetry/bin/pip install --no-deps -r tests/testdata/captures/openllmetry/requirements.txt
     /tmp/capvenvs/openllmetry/bin/python tests/testdata/captures/openllmetry/generate.py
 
+The ``legacy_*`` scenarios (indexed ``gen_ai.prompt.{i}.*`` attributes) come from traceloop-sdk
+0.47.5 in a second venv; the script picks its scenario set from the installed version::
+
+    python3 -m venv /tmp/capvenvs/openllmetry-legacy
+    /tmp/capvenvs/openllmetry-legacy/bin/pip install --no-deps -r tests/testdata/captures/openllmetry/requirements-legacy.txt
+    /tmp/capvenvs/openllmetry-legacy/bin/python tests/testdata/captures/openllmetry/generate.py
+
 Each scenario runs in a fresh subprocess (``Traceloop.init`` is once per process).
 """
 
@@ -44,7 +51,7 @@ from _common import (  # noqa: E402
 LIBRARY = "openllmetry"
 OPENAI_MODEL = "gpt-4o-mini"
 
-SCENARIOS: dict[str, dict[str, Any]] = {
+MODERN_SCENARIOS: dict[str, dict[str, Any]] = {
     # provider, streaming, attributes (True) or log events (False), an outer @workflow
     "agent_two_turns_tool": {"provider": "openai", "stream": False, "attributes": True, "workflow": True},
     "agent_two_turns_tool_stream": {"provider": "openai", "stream": True, "attributes": True, "workflow": False},
@@ -52,6 +59,21 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "anthropic_agent_two_turns_tool": {"provider": "anthropic", "stream": False, "attributes": True, "workflow": False},
     "anthropic_agent_two_turns_tool_stream": {"provider": "anthropic", "stream": True, "attributes": True, "workflow": False},
 }
+# traceloop-sdk < 0.50 (e.g. 0.47.5): the legacy indexed gen_ai.prompt.{i}.* / gen_ai.completion.{i}.*
+# attributes (the only span-attribute mode those versions have).
+LEGACY_SCENARIOS: dict[str, dict[str, Any]] = {
+    "legacy_agent_two_turns_tool": {"provider": "openai", "stream": False, "attributes": True, "workflow": True},
+    "legacy_agent_two_turns_tool_stream": {"provider": "openai", "stream": True, "attributes": True, "workflow": False},
+    "legacy_anthropic_agent_two_turns_tool": {"provider": "anthropic", "stream": False, "attributes": True, "workflow": False},
+}
+
+
+def _is_legacy() -> bool:
+    major_minor = tuple(int(x) for x in version("traceloop-sdk").split(".")[:2])
+    return major_minor < (0, 50)
+
+
+SCENARIOS = LEGACY_SCENARIOS if _is_legacy() else MODERN_SCENARIOS
 
 
 def run_scenario(name: str) -> None:
@@ -95,7 +117,7 @@ def run_scenario(name: str) -> None:
             disable_batch=False,
             instruments={Instruments.OPENAI, Instruments.ANTHROPIC},
             resource_attributes={"deployment.environment": "capture"},
-            use_attributes=spec["attributes"],
+            **({} if _is_legacy() else {"use_attributes": spec["attributes"]}),  # < 0.50: always legacy
         )
 
         @tool(name="get_weather")
@@ -193,9 +215,16 @@ def run_scenario(name: str) -> None:
             "Both turns run inside one @workflow(name='weather-chat') span: ONE trace; the runs are "
             "the two agent spans (outermost agent, not the workflow). "
         )
-    if spec["attributes"]:
+    if _is_legacy():
         notes += (
-            "Content mode: span attributes (the default use_attributes=True). "
+            "Legacy indexed attributes (traceloop-sdk < 0.50, its only mode for content on spans): the LLM "
+            "spans carry gen_ai.prompt.{i}.{role,content,tool_calls.{k}.*,tool_call_id} and "
+            "gen_ai.completion.{i}.* instead of gen_ai.input/output.messages. "
+        )
+    elif spec["attributes"]:
+        notes += (
+            "Content mode: span attributes (the default use_attributes=True): the 2026 structured "
+            "gen_ai.input.messages / gen_ai.output.messages / gen_ai.system_instructions (parts format). "
         )
     else:
         notes += (
