@@ -13,12 +13,11 @@ Drives the real client against the fake Anthropic server (tests/fakes/fake_anthr
 loopback capture server (tests/fakes/otlp_capture.py). Writes ``<scenario>.otlp.jsonl`` and
 ``<scenario>.expected.json`` beside this file. Does not import scorecar code.
 
-Regenerate (from the repository root)::
+Regenerate (from the repository root; ``requirements.txt`` is the frozen install list of the
+venv that made the committed captures)::
 
     python3 -m venv /tmp/capvenvs/anthropic-sdk
-    /tmp/capvenvs/anthropic-sdk/bin/pip install "anthropic==2.14.0" \
-        "openinference-instrumentation-anthropic==3.1.0" "opentelemetry-sdk==1.45.2" \
-        "opentelemetry-exporter-otlp-proto-http==1.45.2"
+    /tmp/capvenvs/anthropic-sdk/bin/pip install --no-deps -r tests/testdata/captures/anthropic-sdk/requirements.txt
     /tmp/capvenvs/anthropic-sdk/bin/python tests/testdata/captures/anthropic-sdk/generate.py
 
 Each scenario runs in a fresh subprocess (instrumentors are process-global).

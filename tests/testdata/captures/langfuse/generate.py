@@ -7,11 +7,11 @@ The model calls go through the real ``openai`` client to the fake OpenAI server
 (tests/fakes/fake_openai.py) on 127.0.0.1. Writes ``<scenario>.otlp.jsonl`` and
 ``<scenario>.expected.json`` beside this file. Does not import scorecar code.
 
-Regenerate (from the repository root)::
+Regenerate (from the repository root; ``requirements.txt`` is the frozen install list of the
+venv that made the committed captures)::
 
     python3 -m venv /tmp/capvenvs/langfuse
-    /tmp/capvenvs/langfuse/bin/pip install "langfuse==5.0.4" "openai==3.57.0" \
-        "opentelemetry-sdk==1.45.2" "opentelemetry-exporter-otlp-proto-http==1.45.2"
+    /tmp/capvenvs/langfuse/bin/pip install --no-deps -r tests/testdata/captures/langfuse/requirements.txt
     /tmp/capvenvs/langfuse/bin/python tests/testdata/captures/langfuse/generate.py
 
 Each scenario runs in a fresh subprocess (the Langfuse client is a process-wide singleton).

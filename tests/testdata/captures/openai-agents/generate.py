@@ -8,12 +8,11 @@ with the real OTel SDK (OTLP/HTTP protobuf, batch processor) to the loopback cap
 (tests/fakes/otlp_capture.py). Writes ``<scenario>.otlp.jsonl`` and ``<scenario>.expected.json``
 beside this file. Does not import scorecar code.
 
-Regenerate (from the repository root)::
+Regenerate (from the repository root; ``requirements.txt`` is the frozen install list of the
+venv that made the committed captures)::
 
     python3 -m venv /tmp/capvenvs/openai-agents
-    /tmp/capvenvs/openai-agents/bin/pip install "openai-agents==0.24.0" \
-        "openinference-instrumentation-openai-agents==2.6.0" "opentelemetry-sdk==1.45.2" \
-        "opentelemetry-exporter-otlp-proto-http==1.45.2"
+    /tmp/capvenvs/openai-agents/bin/pip install --no-deps -r tests/testdata/captures/openai-agents/requirements.txt
     /tmp/capvenvs/openai-agents/bin/python tests/testdata/captures/openai-agents/generate.py
 """
 

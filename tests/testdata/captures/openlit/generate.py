@@ -7,11 +7,11 @@ nothing, and has metrics off. The real ``anthropic`` client (the version openlit
 fake Anthropic server (tests/fakes/fake_anthropic.py) on 127.0.0.1. Writes
 ``<scenario>.otlp.jsonl`` and ``<scenario>.expected.json`` beside this file. No scorecar code.
 
-Regenerate (from the repository root)::
+Regenerate (from the repository root; ``requirements.txt`` is the frozen install list of the
+venv that made the committed captures)::
 
     python3 -m venv /tmp/capvenvs/openlit
-    /tmp/capvenvs/openlit/bin/pip install "openlit==1.45.0" "anthropic==0.125.0" \
-        "opentelemetry-sdk==1.45.1" "opentelemetry-exporter-otlp-proto-http==1.45.1"
+    /tmp/capvenvs/openlit/bin/pip install --no-deps -r tests/testdata/captures/openlit/requirements.txt
     /tmp/capvenvs/openlit/bin/python tests/testdata/captures/openlit/generate.py
 
 Each scenario runs in a fresh subprocess (openlit and the providers are process-global).

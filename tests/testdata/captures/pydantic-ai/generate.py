@@ -6,11 +6,11 @@ on 127.0.0.1. Spans go through the real OTel SDK (OTLP/HTTP protobuf, batch proc
 loopback capture server (tests/fakes/otlp_capture.py). Writes ``<scenario>.otlp.jsonl`` and
 ``<scenario>.expected.json`` beside this file. Does not import scorecar code.
 
-Regenerate (from the repository root)::
+Regenerate (from the repository root; ``requirements.txt`` is the frozen install list of the
+venv that made the committed captures)::
 
     python3 -m venv /tmp/capvenvs/pydantic-ai
-    /tmp/capvenvs/pydantic-ai/bin/pip install "pydantic-ai-slim[openai]==2.68.0" \
-        "opentelemetry-sdk==1.45.2" "opentelemetry-exporter-otlp-proto-http==1.45.2"
+    /tmp/capvenvs/pydantic-ai/bin/pip install --no-deps -r tests/testdata/captures/pydantic-ai/requirements.txt
     /tmp/capvenvs/pydantic-ai/bin/python tests/testdata/captures/pydantic-ai/generate.py
 """
 
