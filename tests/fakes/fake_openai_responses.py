@@ -22,7 +22,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 try:  # as a sibling module (capture venvs put tests/fakes on sys.path) or as tests.fakes
     from fake_openai import (
@@ -61,8 +61,8 @@ __all__ = [
     "TextReply",
     "ToolCall",
     "ToolCallReply",
-    "response_object",
     "response_events",
+    "response_object",
 ]
 
 
@@ -244,17 +244,17 @@ class FakeOpenAIResponses(FakeOpenAI):
         requests: Every request received, in order.
     """
 
-    def start(self) -> FakeOpenAIResponses:
+    def start(self) -> Self:
         """Bind a free loopback port and serve in a daemon thread."""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 raw = _read_body(self)
                 try:
                     body: Any = json.loads(raw) if raw else None
@@ -322,5 +322,6 @@ class FakeOpenAIResponses(FakeOpenAI):
         self._thread.start()
         return self
 
-    def __enter__(self) -> FakeOpenAIResponses:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self

@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from _common import (  # noqa: E402
+from _common import (
     CONVERSATION_ID,
     LOOKUP_TEXT,
     SYSTEM_PROMPT,

@@ -29,7 +29,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from _common import (  # noqa: E402
+from _common import (
     LOOKUP_TEXT,
     SYSTEM_PROMPT,
     TOOL_DESCRIPTION,

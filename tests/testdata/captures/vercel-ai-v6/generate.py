@@ -26,7 +26,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from _common import (  # noqa: E402
+from _common import (
     CONVERSATION_ID,
     LOOKUP_TEXT,
     SYSTEM_PROMPT,
@@ -69,7 +69,7 @@ def run_node(driver: Path, scenario: str, env: dict[str, str]) -> dict[str, Any]
     """Run the Node driver for one scenario; return its RESULT document."""
     proc = subprocess.run(
         ["node", str(driver / "generate.mjs"), scenario],
-        cwd=driver, env={**os.environ, **env}, capture_output=True, text=True, timeout=300,
+        cwd=driver, env={**os.environ, **env}, capture_output=True, text=True, timeout=300, check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"node driver failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
