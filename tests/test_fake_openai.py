@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
 
-from fake_openai import ErrorReply, FakeOpenAI, TextReply, ToolCall, ToolCallReply  # noqa: E402
+from fake_openai import ErrorReply, FakeOpenAI, TextReply, ToolCall, ToolCallReply
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 

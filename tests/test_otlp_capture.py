@@ -13,7 +13,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
 
-from otlp_capture import OtlpCaptureServer  # noqa: E402
+from otlp_capture import OtlpCaptureServer
 
 TRACE_ID = bytes.fromhex("0af7651916cd43dd8448eb211c80319c")
 SPAN_ID = bytes.fromhex("b7ad6b7169203331")

@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "ErrorReply",
@@ -149,17 +149,17 @@ class FakeOpenAI:
         """The ``base_url`` for ``openai.OpenAI`` (ends in ``/v1``)."""
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> FakeOpenAI:
+    def start(self) -> Self:
         """Bind a free loopback port and serve in a daemon thread."""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 raw = _read_body(self)
                 try:
                     body: Any = json.loads(raw) if raw else None
@@ -232,7 +232,7 @@ class FakeOpenAI:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> FakeOpenAI:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(

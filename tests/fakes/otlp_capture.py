@@ -31,7 +31,7 @@ import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.message import DecodeError, Message
@@ -178,7 +178,7 @@ class OtlpCaptureServer:
             with self.out_path.open("a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
 
-    def start(self) -> OtlpCaptureServer:
+    def start(self) -> Self:
         """Bind, truncate the output file and serve in a daemon thread."""
         self.out_path.parent.mkdir(parents=True, exist_ok=True)
         self.out_path.write_text("", encoding="utf-8")
@@ -187,7 +187,7 @@ class OtlpCaptureServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return  # quiet: drivers print their own summary
 
             def _reply(self, status: int, body: bytes, content_type: str) -> None:
@@ -197,7 +197,7 @@ class OtlpCaptureServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 body = _read_body(self)
                 path = self.path.split("?", 1)[0]
                 if os.environ.get("OTLP_CAPTURE_DEBUG"):
@@ -246,7 +246,7 @@ class OtlpCaptureServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> OtlpCaptureServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(

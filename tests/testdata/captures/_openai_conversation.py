@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterator
-from typing import Any, ContextManager
+from contextlib import AbstractContextManager
+from typing import Any
 
 from _common import (
     LOOKUP_TEXT,
@@ -35,7 +36,7 @@ TOOLS = [
     }
 ]
 
-TurnWrapper = Callable[[int, str], ContextManager[Any]]
+TurnWrapper = Callable[[int, str], AbstractContextManager[Any]]
 ToolRunner = Callable[[ToolCallRecord, Callable[[], Any]], Any]
 
 

@@ -34,7 +34,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from _common import (  # noqa: E402
+from _common import (
     AGENT_NAME,
     CONVERSATION_ID,
     SYSTEM_PROMPT,

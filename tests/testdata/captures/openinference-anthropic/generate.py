@@ -33,8 +33,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from _anthropic_conversation import MODEL, run_turn, scripted_replies  # noqa: E402
-from _common import (  # noqa: E402
+from _anthropic_conversation import MODEL, run_turn, scripted_replies
+from _common import (
     AGENT_NAME,
     CONVERSATION_ID,
     SYSTEM_PROMPT,

@@ -36,7 +36,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from _common import (  # noqa: E402
+from _common import (
     AGENT_NAME,
     CONVERSATION_ID,
     TURN1_USER,
@@ -152,7 +152,9 @@ def run_scenario(name: str) -> None:
         else:
             import anthropic
             import fake_anthropic
-            from _anthropic_conversation import MODEL, run_turn as run_anthropic_turn, scripted_replies as anthropic_replies
+            from _anthropic_conversation import MODEL
+            from _anthropic_conversation import run_turn as run_anthropic_turn
+            from _anthropic_conversation import scripted_replies as anthropic_replies
 
             provider = fake_anthropic.FakeAnthropic().start()
             provider.enqueue(*anthropic_replies(fake_anthropic))
