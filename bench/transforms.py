@@ -23,12 +23,12 @@ from typing import Any
 # the `transforms` package: drop it.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from google.protobuf.json_format import ParseDict  # noqa: E402
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest  # noqa: E402
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
+from google.protobuf.json_format import ParseDict
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from collector.otlp import Decoded, decode_logs_protobuf, decode_traces_protobuf  # noqa: E402
-from transforms import build_runs, group_traces  # noqa: E402
+from collector.otlp import Decoded, decode_logs_protobuf, decode_traces_protobuf
+from transforms import build_runs, group_traces
 
 ROOT = Path(__file__).resolve().parents[1]
 ID_KEYS = ("traceId", "spanId", "parentSpanId")

@@ -22,6 +22,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
 from transforms.types import LogEvent, Span, SpanEvent, SpanLink
 
 __all__ = [
@@ -83,7 +84,7 @@ def _pb_value(v: AnyValue, depth: int, out: Decoded) -> Any:
     if which is None:
         return None
     if depth >= MAX_VALUE_DEPTH:
-        out.refuse("too_deep", "attribute value nested deeper than %d" % MAX_VALUE_DEPTH)
+        out.refuse("too_deep", f"attribute value nested deeper than {MAX_VALUE_DEPTH}")
         return _TOO_DEEP
     if which == "array_value":
         return [_pb_value(x, depth + 1, out) for x in v.array_value.values]
@@ -269,7 +270,7 @@ def _json_value(v: Any, depth: int, out: Decoded) -> Any:
         except (TypeError, ValueError):
             return None
     if depth >= MAX_VALUE_DEPTH:
-        out.refuse("too_deep", "attribute value nested deeper than %d" % MAX_VALUE_DEPTH)
+        out.refuse("too_deep", f"attribute value nested deeper than {MAX_VALUE_DEPTH}")
         return _TOO_DEEP
     if "arrayValue" in v or "array_value" in v:
         arr = _get(v, "arrayValue", "array_value") or {}

@@ -613,9 +613,9 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
     for c in run_calls:  # results fed back to later calls
         for m in c.facts.model_input or []:
             for p in m.parts:
-                if p.kind == "tool_result" and p.tool_call_id and p.tool_call_id in invs:
-                    if invs[p.tool_call_id].inv.state == "call":
-                        _set_result(invs[p.tool_call_id].inv, p)
+                if p.kind == "tool_result" and p.tool_call_id and p.tool_call_id in invs \
+                        and invs[p.tool_call_id].inv.state == "call":
+                    _set_result(invs[p.tool_call_id].inv, p)
     for span, tf in tools:
         assert tf is not None
         slot = invs.get(tf.call_id) if tf.call_id else None

@@ -26,8 +26,14 @@ from transforms.common import (
 )
 from transforms.types import Span
 
-__all__ = ["EventCall", "calls_from_events", "extract", "instructions_from", "read_messages",
-           "MESSAGE_EVENTS"]
+__all__ = [
+    "MESSAGE_EVENTS",
+    "EventCall",
+    "calls_from_events",
+    "extract",
+    "instructions_from",
+    "read_messages",
+]
 
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion", "model_generation"})
 MESSAGE_EVENTS = frozenset({

@@ -19,7 +19,6 @@ from transforms.common import (
     NMessage,
     NPart,
     SpanFacts,
-    ToolFact,
     decode_nested,
     is_redacted,
     messages_from_any,

@@ -9,7 +9,7 @@ transforms stay pure functions over plain Python values. Attribute values are de
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 __all__ = ["LogEvent", "Span", "SpanEvent", "SpanLink", "Trace", "ns_to_datetime"]
@@ -19,7 +19,7 @@ def ns_to_datetime(ns: int) -> datetime | None:
     """A Unix-epoch nanosecond timestamp as an aware UTC datetime (None for 0, OTLP's "unset")."""
     if ns <= 0:
         return None
-    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc)
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC)
 
 
 @dataclass(slots=True)

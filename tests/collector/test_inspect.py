@@ -35,11 +35,11 @@ def test_example_trace_prints_its_two_runs() -> None:
 def test_every_field_present_and_sorted() -> None:
     libraries = ("genai-openai-v2", "genai-openai-v2-events", "mastra", "openinference-anthropic",
                  "openllmetry")
-    files = sorted(str(p) for lib in libraries for p in (CAPTURES / lib).glob("*.otlp.jsonl"))
-    code, runs, err = _invoke(*files)
+    pairs = [(p, p.with_name(p.name.replace(".expected.json", ".otlp.jsonl")))
+             for lib in libraries for p in sorted((CAPTURES / lib).glob("*.expected.json"))]
+    code, runs, err = _invoke(*[str(capture) for _, capture in pairs])
     assert code == 0
-    expected_total = sum(len(json.loads(p.read_text())["runs"])
-                         for lib in libraries for p in (CAPTURES / lib).glob("*.expected.json"))
+    expected_total = sum(len(json.loads(e.read_text())["runs"]) for e, _ in pairs)
     assert len(runs) == expected_total
     keys = [(r["target"]["startedAt"], r["target"]["traceId"], r["target"]["spanId"])
             for r in runs]
@@ -78,8 +78,11 @@ def test_single_pretty_printed_document(tmp_path: Path) -> None:
     first = json.loads(EXAMPLE.read_text().splitlines()[0])
     f = tmp_path / "one.json"
     f.write_text(json.dumps(first, indent=2))
+    compact = tmp_path / "one.jsonl"
+    compact.write_text(json.dumps(first) + "\n")
     code, runs, err = _invoke(str(f))
     assert code == 0 and "span(s)" in err
+    assert runs and runs == _invoke(str(compact))[1]
 
 
 def test_no_runs_is_still_success(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ import base64
 import json
 
 from google.protobuf.json_format import MessageToDict
-from opentelemetry import trace as trace_api
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs import LoggerProvider
@@ -57,7 +56,6 @@ def test_protobuf_from_the_sdk_encoder() -> None:
     assert not out.refused
     by_name = {s.name: s for s in out.spans}
     root_sdk = next(s for s in sdk if s.name == "invoke_agent weather")
-    chat_sdk = next(s for s in sdk if s.name == "chat gpt-4o")
     root, chat = by_name["invoke_agent weather"], by_name["chat gpt-4o"]
     assert root.trace_id == format(root_sdk.context.trace_id, "032x")
     assert root.span_id == format(root_sdk.context.span_id, "016x")
