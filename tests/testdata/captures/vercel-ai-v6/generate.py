@@ -174,8 +174,8 @@ def expectations(name: str, spec: dict[str, Any], records: list[dict[str, Any]])
     )
     if stream:
         notes += (
-            " Streaming: the doStream spans carry an ai.stream.finish event (time to first chunk as "
-            "ai.response.msToFirstChunk), the ai.toolCall span is a CHILD of the doStream step span "
+            " Streaming: the doStream spans carry ai.stream.firstChunk and ai.stream.finish events "
+            "(and ai.response.msToFirstChunk), the ai.toolCall span is a CHILD of the doStream step span "
             "that produced the call (not of the root), and the doStream span's ai.response.toolCalls "
             "items are {type: tool-call, toolCallId, toolName, input} with `input` an OBJECT (a JSON "
             "string in doGenerate)."
