@@ -146,8 +146,9 @@ def expectations(name: str, spec: dict[str, Any], records: list[dict[str, Any]])
         "gen_ai.input.messages start with an opaque {type: custom} part (provider metadata) before the "
         "text; the root's gen_ai.output.messages is ONE assistant message with the final text FIRST, "
         "then every tool_call and tool_call_response part of the run (the intermediate 'Let me look "
-        "that up.' is not in it, only in the first chat span's output); finish reasons are AI SDK "
-        "names on the root (tool-calls/stop) and mapped on chat output messages (tool_call)."
+        "that up.' is not in it, only in the first chat span's output); gen_ai.response.finish_reasons "
+        "keep the AI SDK names (tool-calls, stop) on chat and root spans, while the finish_reason "
+        "inside gen_ai.output.messages is mapped (tool_call, stop)."
     )
     if stream:
         notes += " Every model call streamed (chat spans have gen_ai.client.operation.time_to_first_chunk)."
