@@ -77,6 +77,17 @@ const TURNS = [
   },
 ];
 
+// A one-turn thread whose tool call fails: the tool throws, Mastra hands the error to the model.
+const ERROR_TURNS = [
+  {
+    user: 'What is the weather in Atlantis?',
+    steps: [
+      { text: null, toolCalls: [{ toolCallId: 'call_atlantis_1', toolName: 'get_weather', args: { city: 'Atlantis' }, error: true }] },
+      { text: 'Sorry, I could not get the weather for Atlantis.' },
+    ],
+  },
+];
+
 // ------------------------------------------------------------------------------ capture server
 
 async function startCapture(path) {
@@ -158,6 +169,7 @@ function scriptedModel(script) {
 // ------------------------------------------------------------------------ expectations
 
 function toolCallExpectation(c, result) {
+  if (c.error) return { toolName: c.toolName, toolCallId: c.toolCallId, args: c.args, state: 'output-error' };
   return { toolName: c.toolName, toolCallId: c.toolCallId, args: c.args, result, state: 'result' };
 }
 
@@ -203,6 +215,7 @@ function promptView(prompt) {
       .filter((p) => p.type === 'tool-call')
       .map((p) => {
         const call = { toolName: p.toolName, toolCallId: p.toolCallId, args: typeof p.input === 'string' ? safeJson(p.input) : p.input, state: 'call' };
+        if (p.error) call.error = true;
         byId.set(p.toolCallId, call);
         return call;
       });
@@ -232,7 +245,9 @@ function sameJson(a, b) {
 
 // ---------------------------------------------------------------------------------- scenario
 
-async function runScenario(name, { stream }) {
+async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, notes = null }) {
+  const TURNS = turns;
+  const THREAD_ID = threadId;
   const capturePath = join(OUT, `${name}.otlp.jsonl`);
   const capture = await startCapture(capturePath);
   const script = TURNS.flatMap((t) => t.steps);
@@ -244,7 +259,10 @@ async function runScenario(name, { stream }) {
     description: 'Current weather for a city.',
     inputSchema: z.object({ city: z.string() }),
     outputSchema: z.object({ temp_c: z.number(), conditions: z.string() }),
-    execute: async ({ city }) => WEATHER[city] ?? { temp_c: 0, conditions: 'unknown' },
+    execute: async ({ city }) => {
+      if (!(city in WEATHER)) throw new Error(`unknown city: ${city}`);
+      return WEATHER[city];
+    },
   });
 
   const memory = new Memory({
@@ -344,7 +362,7 @@ async function runScenario(name, { stream }) {
     exporterVersion: EXPORTER_VERSION,
     scenario: name,
     convention: 'mastra',
-    notes:
+    notes: notes ??
       `A three-turn memory thread (thread ${THREAD_ID}, resource ${RESOURCE_ID}) on one Mastra agent with working memory ` +
       `enabled; ${stream ? 'agent.stream()' : 'agent.generate()'} per turn. Turns 2 and 3 get the earlier turns from memory ` +
       `(exact: model_generation input minus system minus mastra.agent_run.input). Turn 1 and 3 call get_weather ` +
@@ -360,3 +378,12 @@ async function runScenario(name, { stream }) {
 
 await runScenario('three_turns_memory_tool', { stream: false });
 await runScenario('three_turns_memory_tool_stream', { stream: true });
+await runScenario('tool_error', {
+  stream: false,
+  turns: ERROR_TURNS,
+  threadId: 'thread-atlantis',
+  notes:
+    'One turn on a fresh thread (thread-atlantis): get_weather throws "unknown city: Atlantis". The execute_tool ' +
+    'span carries error.type/error.message and no gen_ai.tool.call.result; Mastra hands the error to the model, whose ' +
+    'second step answers. The tool call must come out with state output-error. Working memory is on (runtime tag).',
+});
