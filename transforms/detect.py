@@ -9,6 +9,12 @@ from transforms.types import Span
 __all__ = ["detect", "extract_span"]
 
 
+_LANGFUSE = ("langfuse.observation.", "langfuse.trace.")
+_OPENLLMETRY = ("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.",
+                "gen_ai.completion.", "llm.request.type")
+_ANY_PREFIX = _LANGFUSE + _OPENLLMETRY
+
+
 def detect(span: Span) -> list[str]:
     """Every convention a span shows, in the precedence order of conventions.md §0.
 
@@ -19,10 +25,11 @@ def detect(span: Span) -> list[str]:
     found: list[str] = []
     langfuse = openllmetry_keys = False
     for k in a:  # one pass over the keys for every prefix test
-        if k.startswith(("langfuse.observation.", "langfuse.trace.")):
+        if not k.startswith(_ANY_PREFIX):
+            continue
+        if k.startswith(_LANGFUSE):
             langfuse = True
-        elif k.startswith(("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.",
-                           "gen_ai.completion.", "llm.request.type")):
+        else:
             openllmetry_keys = True
     if langfuse:
         found.append("langfuse")
