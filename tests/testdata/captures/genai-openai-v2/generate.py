@@ -52,6 +52,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "two_turns_tool_stream": {"stream": True, "agent": True, "content": "span_only"},
     "bare_two_turns_tool": {"stream": False, "agent": False, "content": "span_only"},
     "two_turns_tool_event_only": {"stream": False, "agent": True, "content": "event_only"},
+    # The OTel SDK's attribute length limit cuts the JSON message attributes mid-string.
+    "two_turns_tool_truncated": {"stream": False, "agent": True, "content": "span_only", "limit": 160},
 }
 
 
@@ -60,6 +62,8 @@ def run_scenario(name: str) -> None:
     spec = SCENARIOS[name]
     os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = spec["content"]
+    if "limit" in spec:  # read by the SDK's SpanLimits when the TracerProvider is built
+        os.environ["OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"] = str(spec["limit"])
 
     import fake_openai
     import openai
@@ -117,7 +121,18 @@ def run_scenario(name: str) -> None:
         assert provider.pending == 0, "not every scripted reply was used"
 
     lib_version = version("opentelemetry-instrumentation-openai-v2")
-    if spec["agent"]:
+    if "limit" in spec:
+        runs = [
+            {"convention": "genai", "entityName": AGENT_NAME, "conversationId": CONVERSATION_ID, "truncated": True}
+            for _ in turns
+        ]
+        notes = (
+            f"Same app as two_turns_tool, with OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT={spec['limit']}: the SDK "
+            "cuts gen_ai.input.messages / gen_ai.output.messages / gen_ai.tool.call.* strings blindly, so "
+            "they are invalid JSON. Each run must be marked truncated (the cut JSON kept as text, "
+            "never guessed); the messages themselves are not asserted."
+        )
+    elif spec["agent"]:
         runs = [
             agent_run_expectation(t, convention="genai", entity_name=AGENT_NAME) for t in turns
         ]
