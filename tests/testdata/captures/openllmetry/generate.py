@@ -58,6 +58,7 @@ MODERN_SCENARIOS: dict[str, dict[str, Any]] = {
     "agent_two_turns_tool_events": {"provider": "openai", "stream": False, "attributes": False, "workflow": False},
     "anthropic_agent_two_turns_tool": {"provider": "anthropic", "stream": False, "attributes": True, "workflow": False},
     "anthropic_agent_two_turns_tool_stream": {"provider": "anthropic", "stream": True, "attributes": True, "workflow": False},
+    "agent_two_turns_tool_no_content": {"provider": "openai", "stream": False, "attributes": True, "workflow": False, "content": False},
 }
 # traceloop-sdk < 0.50 (e.g. 0.47.5): the legacy indexed gen_ai.prompt.{i}.* / gen_ai.completion.{i}.*
 # attributes (the only span-attribute mode those versions have).
@@ -80,7 +81,7 @@ def run_scenario(name: str) -> None:
     """Run one scenario in this process and write its two files."""
     spec = SCENARIOS[name]
     os.environ["TRACELOOP_TELEMETRY"] = "false"  # no anonymous usage telemetry
-    os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
+    os.environ["TRACELOOP_TRACE_CONTENT"] = "true" if spec.get("content", True) else "false"
     os.environ["TRACELOOP_METRICS_ENABLED"] = "false"
     os.environ["TRACELOOP_LOGGING_ENABLED"] = "false"  # Python logging export: not what we capture
 
@@ -203,6 +204,8 @@ def run_scenario(name: str) -> None:
         agent_run_expectation(t, convention="openllmetry", entity_name=AGENT_NAME, extra={"conversationId": CONVERSATION_ID})
         for t in turns
     ]
+    if not spec.get("content", True):
+        runs = [{"convention": "openllmetry", "entityName": AGENT_NAME, "contentCaptured": False} for _ in turns]
     instr = "opentelemetry-instrumentation-" + spec["provider"]
     notes = (
         f"traceloop-sdk {lib_version} ({instr} {version(instr)}), model {model}. "
@@ -233,6 +236,12 @@ def run_scenario(name: str) -> None:
             "Content mode: log events (use_attributes=False): the LLM spans carry no prompt/"
             "completion attributes; content is in OTLP log records (same file), joined to the LLM "
             "spans by trace/span id. "
+        )
+    if not spec.get("content", True):
+        notes += (
+            "TRACELOOP_TRACE_CONTENT=false: no prompts/completions on the LLM spans and no "
+            "traceloop.entity.input/output on the decorator spans, so every run must say "
+            "contentCaptured=false; nothing else is asserted. "
         )
     if spec["stream"]:
         notes += "Every model call streamed. "
