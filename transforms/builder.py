@@ -13,6 +13,7 @@ Reason codes: `duplicate`, `own_span` (loop guard: scope `scorecar`), `orphan`,
 
 from __future__ import annotations
 
+import base64
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -474,6 +475,17 @@ def _first_attr(spans: list[Span], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+def _jsonable(value: Any) -> Any:
+    """Attribute values as JSON-safe values: OTLP bytes become base64 text."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
 def _request_context(span: Span) -> dict[str, Any]:
     ctx: dict[str, Any] = {}
     for k, v in span.attributes.items():
@@ -490,7 +502,7 @@ def _request_context(span: Span) -> dict[str, Any]:
             ctx.update(parsed.value)
     elif isinstance(meta, dict):
         ctx.update(meta)
-    return ctx
+    return _jsonable(ctx)  # type: ignore[no-any-return]
 
 
 def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts],
@@ -677,7 +689,7 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
         entity_name=entity_name,
         conversation_id=_first_attr(owned_spans, _CONVERSATION_KEYS),
         resource_id=_first_attr(owned_spans, _RESOURCE_KEYS),
-        convention=rf.convention, resource=dict(rs.resource), started_at=started,
+        convention=rf.convention, resource=_jsonable(rs.resource), started_at=started,
         ended_at=ended, derived=derived, truncated=truncated,
         content_captured=not (redacted or capture_off),
     )

@@ -262,3 +262,13 @@ def test_double_encoded_tool_arguments_are_decoded() -> None:
         json.dumps({"temp_c": 14, "conditions": "rain"}))
     [run] = build_runs(Trace(TRACE, spans)).runs
     assert run.output[0].tool_invocations[0].result == {"temp_c": 14, "conditions": "rain"}
+
+
+def test_bytes_attributes_serialize_as_base64() -> None:
+    spans = genai_agent_trace()
+    spans[0].resource = {"service.name": "x", "blob": b"\xff\x00\xfe"}
+    spans[0].attributes["traceloop.association.properties.raw"] = b"\xff"
+    [run] = build_runs(Trace(TRACE, spans)).runs
+    dumped = json.loads(run.model_dump_json())
+    assert dumped["target"]["resource"]["blob"] == "/wD+"
+    assert dumped["requestContext"]["raw"] == "/w=="
