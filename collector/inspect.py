@@ -102,8 +102,14 @@ def _sort_key(run: ScorerRun) -> tuple[str, str, str]:
 def write_report(result: InspectResult, out: IO[str], err: IO[str]) -> None:
     """Runs as JSON lines on `out` (camelCase, nulls kept); summary and reasons on `err`."""
     for run in result.runs:
-        out.write(json.dumps(run.model_dump(mode="json", by_alias=True, exclude_none=False),
-                             ensure_ascii=False, separators=(",", ":")))
+        try:
+            line = json.dumps(run.model_dump(mode="json", by_alias=True, exclude_none=False),
+                              ensure_ascii=False, separators=(",", ":"))
+        except (ValueError, TypeError, RecursionError) as exc:  # never crash on one run
+            result.reasons["serialize_error"] += 1
+            result.errors.append(f"run {run.run_id}: not serializable: {exc}")
+            continue
+        out.write(line)
         out.write("\n")
     conventions = Counter(r.target.convention for r in result.runs if r.target)
     err.write(f"scorecar inspect: {len(result.runs)} run(s) from {result.traces} trace(s), "
