@@ -1,3 +1,23 @@
-"""The process: receivers, assembly, scheduling, config, CLI. Only collector/ wires."""
+"""The process: OTLP decoding, `inspect`, the CLI (receivers, assembly, scheduling and config to
+come). Only collector/ wires the other packages together; nothing imports it."""
 
-__all__: list[str] = []
+from collector.inspect import InspectResult, UnreadableInput, inspect_files, read_otlp_file
+from collector.otlp import (
+    Decoded,
+    decode_json,
+    decode_json_bytes,
+    decode_logs_protobuf,
+    decode_traces_protobuf,
+)
+
+__all__ = [
+    "Decoded",
+    "InspectResult",
+    "UnreadableInput",
+    "decode_json",
+    "decode_json_bytes",
+    "decode_logs_protobuf",
+    "decode_traces_protobuf",
+    "inspect_files",
+    "read_otlp_file",
+]

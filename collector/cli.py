@@ -42,3 +42,7 @@ def inspect_command(files: tuple[Path, ...]) -> None:
         click.echo(f"scorecar inspect: cannot read {exc}", err=True)
         sys.exit(2)
     write_report(result, sys.stdout, sys.stderr)
+
+
+if __name__ == "__main__":  # python -m collector.cli
+    main()
