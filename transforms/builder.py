@@ -7,8 +7,9 @@ same trace still come out.
 
 Reason codes: `duplicate`, `own_span` (loop guard: scope `scorecar`), `orphan`,
 `no_root`, `parent_cycle`, `orphan_log`, `not_genai`, `evaluation_event`,
-`truncated_json`, `too_deep_json`, `redacted`, `capture_off`, `no_output`, `no_input`,
-`unsupported_convention`, `no_run`, `extract_error`, `build_error`.
+`truncated_json`, `truncated_content`, `too_deep_json`, `redacted`, `capture_off`,
+`no_output`, `no_input`, `nested_call` (one API call recorded by two libraries: counted once),
+`agent_wrapper`, `no_run`, `extract_error`, `build_error`.
 """
 
 from __future__ import annotations
@@ -48,15 +49,18 @@ _CONVERSATION_KEYS = (
     "ai.telemetry.metadata.conversationId", "ai.telemetry.metadata.sessionId",
     "traceloop.association.properties.session_id", "traceloop.association.properties.chat_id",
     "traceloop.association.properties.conversation_id", "group_id", "langfuse.session.id",
+    # AI SDK 7 (@ai-sdk/otel): the runtime context the app opted in to export.
+    "ai.settings.context.conversationId", "ai.settings.context.sessionId",
+    "ai.settings.context.threadId",
 )
 _RESOURCE_KEYS = (
     "mastra.metadata.resourceId", "resourceId", "user.id",
     "traceloop.association.properties.user_id", "ai.telemetry.metadata.userId",
-    "langfuse.user.id",
+    "langfuse.user.id", "ai.settings.context.userId",
 )
 _CONTEXT_PREFIXES = (
     "mastra.metadata.", "traceloop.association.properties.", "ai.telemetry.metadata.",
-    "langfuse.observation.metadata.", "langfuse.trace.metadata.",
+    "langfuse.observation.metadata.", "langfuse.trace.metadata.", "ai.settings.context.",
 )
 
 
@@ -194,15 +198,20 @@ def build_runs(trace: Trace) -> BuildResult:
         reasons.update(f.reasons)
         own: list[_Call] = []
         if f.is_model_call and f.role != "agent":
-            if f.model_input is None and f.model_output is None and ev_calls:
-                first = ev_calls.pop(0).facts
-                f.model_input, f.model_output = first.model_input, first.model_output
-                f.instructions = f.instructions or first.instructions
-                f.redacted = f.redacted or first.redacted
-                f.truncated = f.truncated or first.truncated
-                f.capture_off = first.capture_off
+            # Every event on a model-call span describes that one call (openlit repeats a
+            # call in one or two operation-details records): it only fills what the span
+            # lacks, and is never a call of its own.
+            if ev_calls and not f.model_input and not f.model_output:
+                src = next((c.facts for c in ev_calls
+                            if c.facts.model_input or c.facts.model_output), ev_calls[0].facts)
+                f.model_input, f.model_output = src.model_input, src.model_output
+                f.instructions = f.instructions or src.instructions
+                f.redacted = f.redacted or src.redacted
+                f.truncated = f.truncated or src.truncated
+                f.capture_off = src.capture_off
             own.append(_Call(s.start_time_unix_nano, s.end_time_unix_nano, f))
-        own.extend(_Call(c.start, c.end, c.facts) for c in ev_calls)
+        else:
+            own.extend(_Call(c.start, c.end, c.facts) for c in ev_calls)
         if own:
             calls[sid] = own
 
@@ -270,7 +279,15 @@ def build_runs(trace: Trace) -> BuildResult:
             walk(cur)
             reached.update(order[before:])
 
-    # 5. Agent roots: agent spans with no agent ancestor of the same identity; OpenLLMetry
+    # 5. One API call recorded by two libraries (OpenInference's LLM span around the
+    #    Anthropic SDK's own, a Langfuse generation around its OpenAI integration's) is one
+    #    model call: a model-call span nested in another one, with no agent or tool span
+    #    between them, is merged into the outer one.
+    _merge_nested_calls(order, parent, facts, calls, reasons)
+    # Calls that sent only the new messages of a server-held thread get its history back.
+    _stitch_threads(spans, calls)
+
+    # 6. Agent roots: agent spans with no agent ancestor of the same identity; OpenLLMetry
     #    workflows only when no agent span is around them.
     has_agent_below: dict[str, bool] = {}
     for sid in reversed(order):
@@ -336,6 +353,88 @@ def build_runs(trace: Trace) -> BuildResult:
         result.runs.append(run)
     result.runs.sort(key=_run_sort_key)
     return result
+
+
+def _is_call_span(f: SpanFacts | None) -> bool:
+    return f is not None and f.is_model_call and f.role != "agent"
+
+
+def _merge_nested_calls(order: list[str], parent: dict[str, str | None],
+                        facts: dict[str, SpanFacts], calls: dict[str, list[_Call]],
+                        reasons: Counter[str]) -> None:
+    outer_call: dict[str, str | None] = {}  # nearest model-call ancestor, per span
+    for sid in order:
+        par = parent.get(sid)
+        outer: str | None = None
+        if par is not None:
+            pf = facts.get(par)
+            if _is_call_span(pf) and par in calls:
+                outer = par
+            elif pf is None or pf.role not in ("agent", "workflow", "tool"):
+                outer = outer_call.get(par)
+        outer_call[sid] = outer
+        if outer is None or sid not in calls or not _is_call_span(facts.get(sid)):
+            continue
+        _merge_call(calls[outer][0].facts, calls.pop(sid)[0].facts)
+        reasons["nested_call"] += 1
+
+
+def _merge_call(outer: SpanFacts, inner: SpanFacts) -> None:
+    """Two records of one model call: the outer one, with what it lacks from the inner."""
+    if not outer.model_input and inner.model_input:
+        outer.model_input = inner.model_input
+    if not outer.model_output and inner.model_output:
+        outer.model_output = inner.model_output
+    if outer.instructions is None:
+        outer.instructions = inner.instructions
+    outer.model_name = outer.model_name or inner.model_name
+    outer.continues = outer.continues or inner.continues
+    outer.truncated = outer.truncated or inner.truncated
+    outer.redacted = outer.redacted or inner.redacted
+    outer.capture_off = outer.capture_off and inner.capture_off
+
+
+_THREAD_KEYS = ("gen_ai.conversation.id", "session.id")
+
+
+def _texts(msgs: list[NMessage]) -> list[tuple[str, str]]:
+    return [(m.role, m.text) for m in msgs]
+
+
+def _stitch_threads(spans: dict[str, Span], calls: dict[str, list[_Call]]) -> None:
+    """Give a call that continues a server-held thread (`SpanFacts.continues`) the history
+    of the thread's earlier calls in this trace: their input and output, in order, and the
+    instructions the thread was created with. A thread is the trace's calls with the same
+    conversation id (else the whole trace)."""
+    flagged = [sid for sid, cs in calls.items() if cs[0].facts.continues]
+    if not flagged:
+        return
+    seq = sorted(((c.start, c.end, sid, c.facts) for sid, cs in calls.items() for c in cs),
+                 key=lambda x: (x[0], x[1], x[2]))
+    # Per thread: (end of the last call, its whole conversation, the instructions).
+    last: dict[str, tuple[int, list[NMessage], list[str] | None]] = {}
+    for start, end, sid, f in seq:
+        if f.model_input is None:
+            continue
+        key = _first_attr([spans[sid]], _THREAD_KEYS) or ""
+        own = [m for m in f.model_input if m.role not in _SYSTEM_ROLES]
+        prev = last.get(key)
+        if f.continues and prev is not None and prev[0] <= start:
+            history = prev[1]
+            if _texts(own[:len(history)]) != _texts(history):  # not already resent whole
+                system = [m for m in f.model_input if m.role in _SYSTEM_ROLES]
+                own = history + own
+                f.model_input = system + own
+                if f.instructions is None and not system:
+                    f.instructions = prev[2]
+                f.stitched = True
+        instructions = f.instructions if f.instructions is not None else (
+            prev[2] if prev is not None and f.continues else None)
+        if instructions is None:
+            sys_texts = [m.text for m in f.model_input if m.role in _SYSTEM_ROLES and m.text]
+            instructions = sys_texts[:1] or None
+        last[key] = (end, own + [m for m in f.model_output or [] if m.role != "user"],
+                     instructions)
 
 
 def _run_sort_key(run: ScorerRun) -> tuple[float, str, str]:
@@ -526,6 +625,8 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
                  run_calls[0].facts if run_calls else None)
     fc_msgs = (first.model_input or []) if first else []
     history = [m for m in fc_msgs if m.role not in _SYSTEM_ROLES]
+    if first is not None and first.stitched:
+        derived.append("rememberedMessages")  # from the thread's earlier calls
 
     # System messages: explicit instructions, else the first model call's first system one.
     explicit = rf.instructions
@@ -557,7 +658,9 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
         k, exact = _split_new_input(history, new_n)
         remembered_n = history[:k]
         exchange = history[k + len(new_n):]
-        if not (rf.remembered_exact and exact) and history:
+        # Exact when the convention says so, or when the model saw nothing before the new
+        # input (then nothing was remembered).
+        if history and not (exact and (rf.remembered_exact or k == 0)):
             derived.append("rememberedMessages")
     elif root_in is not None and rf.input_mode == "conversation":
         conv = [m for m in root_in if m.role not in _SYSTEM_ROLES]
@@ -587,17 +690,20 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
         reasons["no_input"] += 1
 
     # Output: intermediate text, every tool call under the root with its result, final text.
+    # The last-ending call that did not stop for a tool wrote the final answer; its text is
+    # never intermediate text, even when the root's output (the answer, perhaps formatted
+    # differently: AI SDK objects) is what the run reports.
     final_text: str | None = None
     final_call: _Call | None = None
+    finals = [c for c in run_calls if c.facts.model_output and not _is_tool_finish(c)]
+    if finals:
+        final_call = max(finals, key=lambda c: (c.end, c.start))
     if not bare and rf.root_output is not None:
         final_text = rf.root_output
-    else:
-        finals = [c for c in run_calls if c.facts.model_output and not _is_tool_finish(c)]
-        if finals:
-            final_call = max(finals, key=lambda c: (c.end, c.start))
-            texts = [m.text for m in final_call.facts.model_output or []
-                     if m.role != "user" and m.text]
-            final_text = texts[-1] if texts else None
+    elif final_call is not None:
+        texts = [m.text for m in final_call.facts.model_output or []
+                 if m.role != "user" and m.text]
+        final_text = texts[-1] if texts else None
     invs: dict[str, _Inv] = {}
     entries: list[tuple[int, int, Any]] = []
     seq = 0
@@ -683,14 +789,14 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
     # An unnamed agent (e.g. a tool-runner span) is named after its model, like a bare run.
     entity_name = (rf.agent_name or rf.agent_id or rf.model_name) if not bare else (
         rf.model_name or rs.name)
-    entity_id = (rf.agent_id or rf.agent_name) if not bare else entity_name
+    entity_id = (rf.agent_id or rf.agent_name or entity_name) if not bare else entity_name
     target = RunTarget(
         trace_id=trace_id, span_id=root, entity_type="agent_run", entity_id=entity_id,
         entity_name=entity_name,
         conversation_id=_first_attr(owned_spans, _CONVERSATION_KEYS),
         resource_id=_first_attr(owned_spans, _RESOURCE_KEYS),
         convention=rf.convention, resource=_jsonable(rs.resource), started_at=started,
-        ended_at=ended, derived=derived, truncated=truncated,
+        ended_at=ended, derived=list(dict.fromkeys(derived)), truncated=truncated,
         content_captured=not (redacted or capture_off),
     )
     return ScorerRun(

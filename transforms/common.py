@@ -34,7 +34,8 @@ MAX_JSON_DEPTH = 48
 class NPart:
     """One normalized message part.
 
-    `kind` is `text`, `reasoning`, `tool_call`, `tool_result` or `other`.
+    `kind` is `text`, `reasoning`, `tool_call`, `tool_result` or `other`. `absent` marks a
+    part whose content the library left out (capture off keeps the part skeleton).
     """
 
     kind: str
@@ -44,6 +45,7 @@ class NPart:
     args: Any = None
     result: Any = None
     is_error: bool = False
+    absent: bool = False
 
 
 @dataclass(slots=True)
@@ -93,7 +95,8 @@ class SpanFacts:
     """What one span says, as read by its convention's extractor.
 
     Attributes:
-        convention: `genai`, `mastra`, `openinference`, `openllmetry`, ….
+        convention: `genai`, `mastra`, `openinference`, `openllmetry`, `vercel`, `anthropic`,
+            `langfuse`, `pydantic_ai` (DESIGN §3).
         role: `agent`, `workflow` (an agent root only when no agent span is around it),
             `model`, `tool` or `other`.
         agent_name / agent_id: the agent identity on agent spans.
@@ -107,6 +110,9 @@ class SpanFacts:
         remembered_exact: the model input minus `root_input` is exactly the history.
         tool: the tool call a tool span executed.
         system_tags: tag per system-message text, when the convention names one.
+        continues: a model call that sent only the new messages of a server-held thread
+            (the Anthropic tool runner): its history is on the earlier calls of the thread.
+        stitched: the builder gave `model_input` that history back (so it is inferred).
         truncated / redacted / capture_off: faithfulness flags for the run.
         cut_input / cut_output: the raw text of an input/output value whose JSON was cut
             by a length limit (kept when nothing better is known).
@@ -127,6 +133,8 @@ class SpanFacts:
     remembered_exact: bool = False
     tool: ToolFact | None = None
     system_tags: dict[str, str] = field(default_factory=dict)
+    continues: bool = False
+    stitched: bool = False
     truncated: bool = False
     cut_input: str | None = None
     cut_output: str | None = None
@@ -254,6 +262,8 @@ def _norm_part(p: Any) -> NPart | None:
         return None
     kind = str(p.get("type", "text"))
     if kind in ("text", "input_text", "output_text"):
+        if "content" not in p and "text" not in p:  # capture off: the skeleton stays
+            return NPart("text", absent=True)
         text = p.get("content", p.get("text", ""))
         return NPart("text", text if isinstance(text, str) else part_text(text))
     if kind in ("reasoning", "thinking"):
@@ -270,9 +280,10 @@ def _norm_part(p: Any) -> NPart | None:
                 "server_tool_call_response"):
         call_id = p.get("id", p.get("toolCallId", p.get("tool_use_id", p.get("call_id"))))
         result: Any = None
+        absent = True
         for key in ("response", "result", "output", "content"):
             if key in p:
-                result = p[key]
+                result, absent = p[key], False
                 break
         result = _tool_output(result)
         if isinstance(result, list) and result and all(_is_text_part(x) for x in result):
@@ -283,7 +294,7 @@ def _norm_part(p: Any) -> NPart | None:
         name = p.get("name", p.get("toolName"))
         return NPart("tool_result", tool_call_id=str(call_id).strip() if call_id else None,
                      tool_name=str(name) if name is not None else None,
-                     result=decode_nested(result), is_error=is_error)
+                     result=decode_nested(result), is_error=is_error, absent=absent)
     return NPart("other")
 
 

@@ -61,7 +61,9 @@ def read_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
     if msgs is not None:
         for m in msgs:
             for p in m.parts:
-                if p.kind == "text" and is_redacted(p.text):
+                if p.absent:
+                    facts.capture_off = True  # content left out, the part skeleton kept
+                elif p.kind == "text" and is_redacted(p.text):
                     facts.redacted = True
     return msgs
 
@@ -166,7 +168,9 @@ def fill_model_call(facts: SpanFacts, a: dict[str, Any]) -> None:
         for i, m in enumerate(facts.model_output):
             if m.finish_reason is None and i < len(reasons):
                 m.finish_reason = reasons[i]
-    if facts.model_input is None and facts.model_output is None and not facts.truncated:
+    # Capture off: no content attributes, or (openlit) empty message lists. A real call always
+    # sends something, so an empty input is never content.
+    if not facts.model_input and not facts.model_output and not facts.truncated:
         facts.capture_off = True
 
 

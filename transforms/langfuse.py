@@ -1,0 +1,182 @@
+"""Langfuse SDK observations (`langfuse.observation.*`, `langfuse.trace.*`; conventions.md §6).
+
+The Langfuse SDKs (v3+) are OTel-based: every observation is a span with
+`langfuse.observation.type` (`agent`, `generation`, `tool`, `span`, `chain`, …) and its
+explicit IO as JSON strings in `langfuse.observation.input` / `.output`; `session.id` and
+`user.id` on every span. What an observation's IO holds is up to the app: an `@observe`d
+function's input is its arguments (`{"args": [...], "kwargs": {...}}`, not a conversation), a
+generation's input is the messages sent (the OpenAI integration: `{"tools", "messages"}`),
+its output the assistant message or, streamed, its plain text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transforms.common import (
+    NMessage,
+    NPart,
+    SpanFacts,
+    ToolFact,
+    decode_nested,
+    is_redacted,
+    message_from_any,
+    messages_from_any,
+    parse_json_attr,
+)
+from transforms.types import Span
+
+__all__ = ["extract"]
+
+_INPUT = "langfuse.observation.input"
+_OUTPUT = "langfuse.observation.output"
+
+
+def _json(facts: SpanFacts, value: Any) -> tuple[Any, bool]:
+    """(decoded value, usable); plain text is usable as text, cut JSON is not."""
+    if value is None:
+        return None, False
+    if is_redacted(value):
+        facts.redacted = True
+        return None, False
+    parsed = parse_json_attr(value)
+    if not parsed.ok:
+        if parsed.truncated:
+            facts.truncated = True
+            facts.reasons.append("truncated_json")
+            return value, False
+        if parsed.too_deep:
+            facts.reasons.append("too_deep_json")
+            return value, False
+    return parsed.value, True
+
+
+def _is_args_dump(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value) and set(value) <= {"args", "kwargs"}
+
+
+def _output_text(value: Any) -> str | None:
+    value = decode_nested(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for key in ("content", "text", "output"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+        return None
+    if isinstance(value, list):
+        msgs = messages_from_any(value) or []
+        texts = [m.text for m in msgs if m.role == "assistant" and m.text]
+        return texts[-1] if texts else None
+    return None
+
+
+def _agent(span: Span, facts: SpanFacts) -> None:
+    a = span.attributes
+    facts.role = "agent"
+    facts.agent_name = span.name or None
+    raw = a.get(_INPUT, a.get("langfuse.trace.input"))
+    value, ok = _json(facts, raw)
+    facts.input_mode = "unusable"
+    if raw is None:
+        facts.capture_off = True
+    elif ok and not _is_args_dump(value):
+        msgs = messages_from_any(value)
+        if msgs:
+            facts.root_input = msgs
+            # Only user messages: this turn's input; anything else: a whole conversation.
+            facts.input_mode = "new" if all(m.role in ("user", "system") for m in msgs) \
+                else "conversation"
+    elif not ok and facts.truncated and isinstance(raw, str):
+        facts.cut_input = raw
+    raw_out = a.get(_OUTPUT, a.get("langfuse.trace.output"))
+    value, ok = _json(facts, raw_out)
+    if ok:
+        text = _output_text(value)
+        if is_redacted(text):
+            facts.redacted = True
+        else:
+            facts.root_output = text
+    elif facts.truncated and isinstance(raw_out, str):
+        facts.cut_output = raw_out
+
+
+def _generation(span: Span, facts: SpanFacts) -> None:
+    a = span.attributes
+    facts.role = "model"
+    model = a.get("langfuse.observation.model.name")
+    facts.model_name = str(model) if model else None
+    value, ok = _json(facts, a.get(_INPUT))
+    if ok:
+        facts.model_input = messages_from_any(value)
+    value, ok = _json(facts, a.get(_OUTPUT))
+    if ok:
+        out: list[NMessage] | None
+        if isinstance(value, str):
+            out = [NMessage("assistant", [NPart("text", value)])]
+        elif isinstance(value, dict) and "role" not in value and "choices" in value:
+            first = value["choices"][0] if value["choices"] else {}
+            m = message_from_any(first.get("message") if isinstance(first, dict) else None)
+            out = [m] if m is not None else None
+        else:
+            out = messages_from_any(value)
+        for m in out or []:
+            if m.role == "user":
+                m.role = "assistant"  # a bare message without a role is the model's
+        finish = decode_nested(a.get("langfuse.observation.metadata.finish_reason"))
+        if out and isinstance(finish, str):
+            out[-1].finish_reason = out[-1].finish_reason or finish
+        facts.model_output = out
+    for msgs in (facts.model_input, facts.model_output):
+        for m in msgs or []:
+            if any(p.kind == "text" and is_redacted(p.text) for p in m.parts):
+                facts.redacted = True
+    if facts.model_input is None and facts.model_output is None and not facts.truncated:
+        facts.capture_off = True
+
+
+def _tool_args(value: Any) -> Any:
+    # An @observe'd tool's input is its Python call arguments.
+    if _is_args_dump(value):
+        args, kwargs = value.get("args") or [], value.get("kwargs") or {}
+        if not args and isinstance(kwargs, dict):
+            return kwargs
+        if len(args) == 1 and not kwargs:
+            return decode_nested(args[0])
+    return decode_nested(value)
+
+
+def _tool(span: Span, facts: SpanFacts) -> None:
+    a = span.attributes
+    facts.role = "tool"
+    args, _ = _json(facts, a.get(_INPUT))
+    result, _ = _json(facts, a.get(_OUTPUT))
+    error = None
+    has_result = _OUTPUT in a
+    if str(a.get("langfuse.observation.level", "")).upper() == "ERROR" or \
+            span.status_code == "ERROR":
+        error = str(a.get("langfuse.observation.status_message") or span.status_message
+                    or "error")
+        has_result = False
+    call_id = decode_nested(a.get("langfuse.observation.metadata.tool_call_id"))
+    facts.tool = ToolFact(call_id=str(call_id) if call_id else None, name=span.name or None,
+                          args=_tool_args(args), result=decode_nested(result),
+                          has_result=has_result, error_text=error)
+
+
+def extract(span: Span) -> SpanFacts | None:
+    """Read one Langfuse observation; None for a span that only carries propagated Langfuse
+    attributes (another library's span: its own convention reads it)."""
+    a = span.attributes
+    kind = a.get("langfuse.observation.type")
+    if kind is None and _INPUT not in a and _OUTPUT not in a:
+        return None
+    facts = SpanFacts("langfuse")
+    kind = str(kind or "span").lower()
+    if kind == "agent":
+        _agent(span, facts)
+    elif kind == "generation":
+        _generation(span, facts)
+    elif kind == "tool":
+        _tool(span, facts)
+    return facts

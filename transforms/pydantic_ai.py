@@ -1,0 +1,101 @@
+"""Pydantic AI's own instrumentation (scope `pydantic-ai`; conventions.md §6).
+
+Run span `invoke_agent {name}` (instrumentation v3+) or `agent run` (v2) with
+`gen_ai.agent.name` (v2: `agent_name`), `gen_ai.conversation.id`, `gen_ai.system_instructions`,
+`final_result`, `pydantic_ai.all_messages` (the whole conversation in OTel parts format, tool
+responses under `result`) and `pydantic_ai.new_message_index` — set when `message_history` was
+passed: the exact boundary between the history and this run's messages. Model calls are
+`chat {model}` spans (`gen_ai.input/output.messages`), tools `execute_tool {name}`
+(`gen_ai.tool.call.*`) or `running tool` (`tool_arguments` / `tool_response`).
+With `include_content=False` the message skeleton stays and the texts go.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transforms import genai
+from transforms.common import NMessage, SpanFacts, ToolFact, decode_nested, is_redacted
+from transforms.types import Span
+
+__all__ = ["extract", "is_pydantic_ai"]
+
+
+def is_pydantic_ai(span: Span) -> bool:
+    """Scope `pydantic-ai`, or the run span's own attributes (Logfire keeps them)."""
+    a = span.attributes
+    return span.scope_name == "pydantic-ai" or "pydantic_ai.all_messages" in a or \
+        "final_result" in a or "all_messages_events" in a or "logfire.msg" in a
+
+
+def _index(value: Any) -> int | None:
+    try:
+        idx = int(value)
+    except (TypeError, ValueError):
+        return None
+    return idx if idx >= 0 else None
+
+
+def _new_input(msgs: list[NMessage], idx: int) -> list[NMessage]:
+    """This run's new input: the user messages at the start of `msgs[idx:]` (a user message
+    that only returns tool results is not input)."""
+    out: list[NMessage] = []
+    for m in msgs[idx:]:
+        if m.role in ("system", "developer"):
+            continue
+        if m.role != "user" or m.only_tool_results:
+            break
+        out.append(m)
+    return out
+
+
+def _run(span: Span) -> SpanFacts:
+    a = span.attributes
+    facts = genai.extract(span, "pydantic_ai")
+    facts.role = "agent"
+    facts.agent_name = facts.agent_name or (
+        str(a["agent_name"]) if a.get("agent_name") else None)
+    facts.model_name = facts.model_name or (str(a["model_name"]) if a.get("model_name") else None)
+    history = genai.read_messages(facts, a.get("pydantic_ai.all_messages"))
+    idx = _index(a.get("pydantic_ai.new_message_index"))
+    if facts.root_input is None:
+        facts.input_mode = "unusable"
+    if history is not None and idx is not None and idx <= len(history):
+        new = _new_input(history, idx)
+        if new:
+            facts.root_input, facts.input_mode = new, "new"
+            facts.remembered_exact = True  # new_message_index is the exact boundary
+    final = a.get("final_result")
+    if isinstance(final, str):  # the output text, or a structured output's JSON text
+        if is_redacted(final):
+            facts.redacted = True
+        else:
+            facts.root_output = final
+    elif final is not None:
+        facts.root_output = str(final)
+    elif history:
+        texts = [m.text for m in history[(idx or 0):] if m.role == "assistant" and m.text]
+        facts.root_output = texts[-1] if texts else None
+    if history is None and final is None and "gen_ai.input.messages" not in a:
+        facts.capture_off = True  # include_content=False drops them
+    return facts
+
+
+def extract(span: Span) -> SpanFacts:
+    """Read one Pydantic AI span."""
+    a = span.attributes
+    op = str(a.get("gen_ai.operation.name", "") or "")
+    if op == "invoke_agent" or span.name == "agent run" or "pydantic_ai.all_messages" in a:
+        return _run(span)
+    if span.name == "running tool" or "tool_arguments" in a:
+        facts = SpanFacts("pydantic_ai", role="tool")
+        call_id = a.get("gen_ai.tool.call.id")
+        error = (span.status_message or "error") if span.status_code == "ERROR" else None
+        facts.tool = ToolFact(call_id=str(call_id).strip() if call_id else None,
+                              name=str(a["gen_ai.tool.name"]) if a.get("gen_ai.tool.name")
+                              else None, args=decode_nested(a.get("tool_arguments")),
+                              result=decode_nested(a.get("tool_response")),
+                              has_result="tool_response" in a and error is None,
+                              error_text=error)
+        return facts
+    return genai.extract(span, "pydantic_ai")

@@ -1,0 +1,192 @@
+"""Vercel AI SDK `ai.*` spans, v3–v6 (`experimental_telemetry`; conventions.md §4).
+
+Scope `ai`. Root `ai.generateText|streamText|generateObject|streamObject` with `ai.prompt` =
+`{system, prompt, messages}` exactly as the app passed them (the SDK has no memory: history is
+what the app resends in `messages`) and `ai.response.text|object` of the **last step only**;
+one step span `….doGenerate|doStream` per model call with the provider prompt in
+`ai.prompt.messages` and `ai.response.{text,toolCalls,reasoning,finishReason}`; `ai.toolCall`
+spans with `ai.toolCall.{name,id,args,result}` — under the root for generateText, under the
+`doStream` step that produced the call for streamText. Tool-call `input` is a JSON string in
+doGenerate and an object in doStream (v4: `args`); a tool returning a string gives a
+double-encoded result. v3 wrote `ai.result.*` where later versions write `ai.response.*`.
+`recordInputs`/`recordOutputs: false` remove the content attributes entirely.
+
+AI SDK 7's `@ai-sdk/otel` spans are plain OTel GenAI (`transforms.genai`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transforms.common import (
+    NMessage,
+    NPart,
+    SpanFacts,
+    ToolFact,
+    decode_nested,
+    is_redacted,
+    message_from_any,
+    messages_from_any,
+    parse_json_attr,
+    part_text,
+)
+from transforms.genai import cut_text, read_messages
+from transforms.types import Span
+
+__all__ = ["extract", "is_vercel"]
+
+ROOT_OPERATIONS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject",
+                             "ai.streamObject"})
+_STEP_SUFFIXES = (".doGenerate", ".doStream")
+_OUTPUT_KEYS = ("ai.response.text", "ai.response.object", "ai.response.toolCalls",
+                "ai.result.text", "ai.result.object", "ai.result.toolCalls")
+
+
+def is_vercel(span: Span) -> bool:
+    """Scope `ai`, or an `ai.operationId` attribute."""
+    return span.scope_name == "ai" or "ai.operationId" in span.attributes
+
+
+def _s(v: Any) -> str | None:
+    return str(v) if v is not None and v != "" else None
+
+
+def _response(a: dict[str, Any], name: str) -> Any:
+    # v3 named the outputs ai.result.*; v4+ ai.response.*.
+    v = a.get(f"ai.response.{name}")
+    return a.get(f"ai.result.{name}") if v is None else v
+
+
+def _system_texts(value: Any) -> list[str]:
+    """`system`: a string, a system message, or a list of them (v6)."""
+    if isinstance(value, str):
+        return [value] if value else []
+    if isinstance(value, dict):
+        value = [value]
+    if isinstance(value, list):
+        texts = [part_text(v.get("content")) if isinstance(v, dict) else part_text(v)
+                 for v in value]
+        return [t for t in texts if t]
+    return []
+
+
+def _root(span: Span, facts: SpanFacts) -> None:
+    a = span.attributes
+    facts.role = "agent"
+    facts.agent_name = _s(a.get("ai.telemetry.functionId")) or _s(
+        a.get("ai.telemetry.metadata.agent"))
+    facts.model_name = _s(a.get("ai.model.id"))
+    raw = a.get("ai.prompt")
+    facts.input_mode = "unusable"
+    if raw is None:
+        facts.capture_off = True  # recordInputs: false
+    else:
+        parsed = parse_json_attr(raw)
+        if parsed.ok and isinstance(parsed.value, dict):
+            prompt = parsed.value
+            facts.instructions = _system_texts(prompt.get("system")) or None
+            if isinstance(prompt.get("prompt"), str):
+                # A string prompt is this call's new input.
+                facts.root_input = [NMessage("user", [NPart("text", prompt["prompt"])])]
+                facts.input_mode = "new"
+            else:
+                msgs = prompt.get("messages", prompt.get("prompt"))
+                conv = messages_from_any(msgs) if isinstance(msgs, list) else None
+                if conv is not None:
+                    facts.root_input = conv
+                    facts.input_mode = "conversation"
+        elif parsed.truncated:
+            facts.truncated = True
+            facts.reasons.append("truncated_json")
+            facts.cut_input = cut_text(raw)
+        if is_redacted(raw):
+            facts.redacted = True
+    text = _response(a, "text")
+    if not isinstance(text, str):
+        text = _response(a, "object")  # generateObject: the object's JSON text
+    if isinstance(text, str):
+        if is_redacted(text):
+            facts.redacted = True
+        else:
+            facts.root_output = text
+    elif not any(k in a for k in _OUTPUT_KEYS) and span.status_code != "ERROR":
+        facts.capture_off = True  # recordOutputs: false
+
+
+def _step_output(facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
+    parts: list[NPart] = []
+    reasoning = _response(a, "reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        parts.append(NPart("reasoning", reasoning))
+    text = _response(a, "text")
+    if not isinstance(text, str):
+        text = _response(a, "object")
+    if isinstance(text, str) and text:
+        parts.append(NPart("text", text))
+        if is_redacted(text):
+            facts.redacted = True
+    raw_calls = _response(a, "toolCalls")
+    if raw_calls is not None:
+        parsed = parse_json_attr(raw_calls)
+        if parsed.ok and isinstance(parsed.value, list):
+            # {toolCallId, toolName, input: JSON string | object} (v4: args) — the
+            # OpenAI-like tool-call reader takes every variant.
+            m = message_from_any({"role": "assistant", "tool_calls": parsed.value})
+            if m is not None:
+                parts.extend(m.parts)
+        elif parsed.truncated:
+            facts.truncated = True
+            facts.reasons.append("truncated_json")
+    if not parts and not any(k in a for k in _OUTPUT_KEYS):
+        return None
+    finish = _s(a.get("ai.response.finishReason", a.get("ai.finishReason")))
+    return [NMessage("assistant", parts, finish)]
+
+
+def _step(span: Span, facts: SpanFacts) -> None:
+    a = span.attributes
+    facts.role = "model"
+    facts.model_name = _s(a.get("ai.model.id")) or _s(a.get("gen_ai.request.model"))
+    facts.model_input = read_messages(facts, a.get("ai.prompt.messages"))
+    if facts.model_input is None:
+        facts.cut_input = cut_text(a.get("ai.prompt.messages"))
+    facts.model_output = _step_output(facts, a)
+    if facts.model_input is None and facts.model_output is None and not facts.truncated:
+        facts.capture_off = True
+
+
+def _error_text(span: Span) -> str:
+    for e in span.events:
+        if e.name == "exception" and e.attributes.get("exception.message"):
+            return str(e.attributes["exception.message"])
+    return span.status_message or "error"
+
+
+def _tool(span: Span, facts: SpanFacts) -> None:
+    a = span.attributes
+    facts.role = "tool"
+    call_id = a.get("ai.toolCall.id")
+    args = a.get("ai.toolCall.args", a.get("ai.toolCall.input"))
+    has_result = "ai.toolCall.result" in a or "ai.toolCall.output" in a
+    result = a.get("ai.toolCall.result", a.get("ai.toolCall.output"))
+    error = None
+    if span.status_code == "ERROR":
+        error, has_result = _error_text(span), False
+    facts.tool = ToolFact(call_id=str(call_id).strip() if call_id else None,
+                          name=_s(a.get("ai.toolCall.name")), args=decode_nested(args),
+                          result=decode_nested(result), has_result=has_result,
+                          error_text=error)
+
+
+def extract(span: Span) -> SpanFacts:
+    """Read one `ai.*` span."""
+    op = str(span.attributes.get("ai.operationId") or span.name)
+    facts = SpanFacts("vercel")
+    if op in ROOT_OPERATIONS:
+        _root(span, facts)
+    elif op.endswith(_STEP_SUFFIXES) and op.startswith(tuple(ROOT_OPERATIONS)):
+        _step(span, facts)
+    elif op == "ai.toolCall":
+        _tool(span, facts)
+    # ai.embed*, ai.rerank and their do* spans are no agent or chat calls.
+    return facts
