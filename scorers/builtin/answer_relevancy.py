@@ -16,19 +16,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from scorers.builder import NotScorable, PromptStep, Scorer, StepResults, create_scorer
+from scorers.builder import NotScorable, Scorer, StepResults
 from scorers.builtin._judge_prompts import (
     JudgeSchema,
     JudgeScorerInfo,
     YesNoUnsure,
     assistant_text,
-    content_not_captured,
     data_block,
     js_number,
-    judge_with_instructions,
     round2,
     user_text,
 )
+from scorers.builtin._judge_scorer import judge_scorer, preprocessed
 from scorers.judge import Judge
 from scorers.types import ScorerRun
 
@@ -89,19 +88,11 @@ def answer_relevancy_score(analysis: RelevancyResults | None, *,
 
 
 def _preprocess(run: ScorerRun) -> dict[str, Any] | NotScorable:
-    missing = content_not_captured(run)
-    if missing is not None:
-        return missing
     return {"question": user_text(run), "answer": assistant_text(run)}
 
 
-def _texts(results: StepResults) -> dict[str, Any]:
-    pre = results.preprocess_step_result
-    return pre if isinstance(pre, dict) else {}
-
-
-def _analyze_prompt(results: StepResults) -> str:
-    texts = _texts(results)
+def _analyze_prompt(run: ScorerRun, results: StepResults) -> str:
+    texts = preprocessed(results)
     return f"""\
 Split the agent's answer into statements, then decide for each statement how relevant it is to
 the user's question.
@@ -134,7 +125,8 @@ Return {{"results": [{{"statement": "...", "result": "yes" | "unsure" | "no", "r
 when the answer has no statements."""
 
 
-def _reason_prompt(results: StepResults, score: float, scale: float) -> str:
+def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: float) -> str:
+    texts = preprocessed(results)
     analysis = results.analyze_step_result
     verdicts = ([r.model_dump() for r in analysis.results]
                 if isinstance(analysis, RelevancyResults) else [])
@@ -149,9 +141,9 @@ Explain the answer relevancy score in one or two sentences. The score is {shown}
 - If there are no verdicts, say that the answer made no statements to assess.
 - Start with "The score is {shown} because".
 
-{data_block("user_question", _texts(results).get("question", ""))}
+{data_block("user_question", texts.get("question", ""))}
 
-{data_block("agent_answer", _texts(results).get("answer", ""))}
+{data_block("agent_answer", texts.get("answer", ""))}
 
 {data_block("verdicts", verdicts)}"""
 
@@ -170,22 +162,15 @@ def create_answer_relevancy_scorer(judge: Judge | None = None, *,
     Returns:
         A `type="agent"` scorer with id `answer_relevancy`.
     """
-    scorer = (
-        create_scorer(
-            id="answer_relevancy", name="Answer Relevancy",
-            description="Relevancy of the agent's answer to the user's question, 0 to "
-                        f"{scale:g}; higher is better.",
-            judge=judge_with_instructions(judge, ANSWER_RELEVANCY_INSTRUCTIONS), type="agent")
-        .preprocess(_preprocess)
-        .analyze(PromptStep(description="Split the answer into statements and judge each "
-                                        "one's relevance to the question",
-                            output_schema=RelevancyResults,
-                            create_prompt=lambda results: _analyze_prompt(results)))
-        .generate_score(lambda results: answer_relevancy_score(
-            results.analyze_step_result, uncertainty_weight=uncertainty_weight, scale=scale))
-    )
-    if reason:
-        scorer = scorer.generate_reason(PromptStep(
-            description="Explain the score",
-            create_prompt=lambda results, score: _reason_prompt(results, score, scale)))
-    return scorer
+    return judge_scorer(
+        id="answer_relevancy", name="Answer Relevancy",
+        description="Relevancy of the agent's answer to the user's question, 0 to "
+                    f"{scale:g}; higher is better.",
+        judge=judge, instructions=ANSWER_RELEVANCY_INSTRUCTIONS, preprocess=_preprocess,
+        analyze_description="Split the answer into statements and judge each one's relevance "
+                            "to the question",
+        output_schema=RelevancyResults, analyze_prompt=_analyze_prompt,
+        score=lambda results: answer_relevancy_score(
+            results.analyze_step_result, uncertainty_weight=uncertainty_weight, scale=scale),
+        reason_prompt=lambda run, results, score: _reason_prompt(run, results, score, scale),
+        reason=reason)

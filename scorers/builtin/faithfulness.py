@@ -16,27 +16,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from scorers.builder import (
-    NotScorable,
-    PromptStep,
-    Scorer,
-    StepResults,
-    create_scorer,
-    not_scorable,
-)
+from scorers.builder import Scorer, StepResults
 from scorers.builtin._judge_prompts import (
     JudgeSchema,
     JudgeScorerInfo,
     YesNoUnsure,
     as_string_list,
     assistant_text,
-    content_not_captured,
     data_block,
     js_number,
-    judge_with_instructions,
-    round2,
-    tool_result_context,
     user_text,
+)
+from scorers.builtin._judge_scorer import (
+    context_preprocess,
+    context_text,
+    judge_scorer,
+    yes_share,
 )
 from scorers.judge import Judge
 from scorers.types import ScorerRun
@@ -87,32 +82,8 @@ class FaithfulnessVerdicts(JudgeSchema):
 
 def faithfulness_score(analysis: FaithfulnessVerdicts | None, *, scale: float = 1.0) -> float:
     """`supported / total * scale`, rounded; 0 without verdicts (Mastra)."""
-    if analysis is None or not analysis.verdicts:
-        return 0.0
-    supported = sum(1 for v in analysis.verdicts if v.verdict == "yes")
-    return round2(supported / len(analysis.verdicts) * scale)
-
-
-def gather_context(run: ScorerRun, context: Iterable[Any] | None) -> list[str]:
-    """The configured context, then the run's tool results."""
-    return as_string_list(context) + tool_result_context(run)
-
-
-def _preprocess(run: ScorerRun, context: list[str]) -> dict[str, Any] | NotScorable:
-    missing = content_not_captured(run)
-    if missing is not None:
-        return missing
-    found = gather_context(run, context)
-    if not found:
-        return not_scorable("no context to check the answer against: set options.context, "
-                            "or score runs whose tools returned results")
-    return {"context": found}
-
-
-def _context_of(results: StepResults) -> str:
-    # One passage per line, as Mastra joins them.
-    pre = results.preprocess_step_result
-    return "\n".join(pre.get("context", [])) if isinstance(pre, dict) else ""
+    verdicts = [v.verdict for v in analysis.verdicts] if analysis is not None else []
+    return yes_share(verdicts, scale=scale, when_empty=0.0)
 
 
 def _analyze_prompt(run: ScorerRun, results: StepResults) -> str:
@@ -135,7 +106,7 @@ Example: with the context "The Tesla Model S was launched in 2012. Its maximum r
 miles.", the claim "The Model S was launched in 2012" is "yes", "The Model S has a range of 405
 miles" is "no", and "The car might get software updates" is "unsure".
 
-{data_block("context", _context_of(results))}
+{data_block("context", context_text(results))}
 
 {data_block("agent_answer", assistant_text(run))}
 
@@ -161,7 +132,7 @@ Use this score as given; do not recompute it.
 - If there are no verdicts, say that the answer made no claims to verify.
 - Start with "The score is {shown} because".
 
-{data_block("context", _context_of(results))}
+{data_block("context", context_text(results))}
 
 {data_block("user_question", user_text(run))}
 
@@ -186,22 +157,14 @@ def create_faithfulness_scorer(judge: Judge | None = None, *,
         A `type="agent"` scorer with id `faithfulness`.
     """
     configured = as_string_list(context)
-    scorer = (
-        create_scorer(
-            id="faithfulness", name="Faithfulness",
-            description="Share of the answer's claims supported by the context (options.context "
-                        f"and tool results), 0 to {scale:g}; higher is better.",
-            judge=judge_with_instructions(judge, FAITHFULNESS_INSTRUCTIONS), type="agent")
-        .preprocess(lambda run: _preprocess(run, configured))
-        .analyze(PromptStep(description="Extract the answer's claims and verify each against "
-                                        "the context",
-                            output_schema=FaithfulnessVerdicts,
-                            create_prompt=lambda run, results: _analyze_prompt(run, results)))
-        .generate_score(lambda results: faithfulness_score(results.analyze_step_result,
-                                                           scale=scale))
-    )
-    if reason:
-        scorer = scorer.generate_reason(PromptStep(
-            description="Explain the score",
-            create_prompt=lambda run, results, score: _reason_prompt(run, results, score, scale)))
-    return scorer
+    return judge_scorer(
+        id="faithfulness", name="Faithfulness",
+        description="Share of the answer's claims supported by the context (options.context "
+                    f"and tool results), 0 to {scale:g}; higher is better.",
+        judge=judge, instructions=FAITHFULNESS_INSTRUCTIONS,
+        preprocess=lambda run: context_preprocess(run, configured),
+        analyze_description="Extract the answer's claims and verify each against the context",
+        output_schema=FaithfulnessVerdicts, analyze_prompt=_analyze_prompt,
+        score=lambda results: faithfulness_score(results.analyze_step_result, scale=scale),
+        reason_prompt=lambda run, results, score: _reason_prompt(run, results, score, scale),
+        reason=reason)

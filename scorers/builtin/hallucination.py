@@ -17,28 +17,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from scorers.builder import (
-    NotScorable,
-    PromptStep,
-    Scorer,
-    StepResults,
-    create_scorer,
-    not_scorable,
-)
+from scorers.builder import Scorer, StepResults
 from scorers.builtin._judge_prompts import (
     JudgeSchema,
     JudgeScorerInfo,
     YesNo,
     as_string_list,
     assistant_text,
-    content_not_captured,
     data_block,
     js_number,
-    judge_with_instructions,
-    round2,
-    tool_result_context,
     user_text,
 )
+from scorers.builtin._judge_scorer import context_preprocess, context_text, judge_scorer, yes_share
 from scorers.judge import Judge
 from scorers.types import ScorerRun
 
@@ -91,27 +81,8 @@ class HallucinationVerdicts(JudgeSchema):
 
 def hallucination_score(analysis: HallucinationVerdicts | None, *, scale: float = 1.0) -> float:
     """`hallucinated / total * scale`, rounded; 0 without verdicts (Mastra). Higher is worse."""
-    if analysis is None or not analysis.verdicts:
-        return 0.0
-    hallucinated = sum(1 for v in analysis.verdicts if v.verdict == "yes")
-    return round2(hallucinated / len(analysis.verdicts) * scale)
-
-
-def _preprocess(run: ScorerRun, context: list[str]) -> dict[str, Any] | NotScorable:
-    missing = content_not_captured(run)
-    if missing is not None:
-        return missing
-    found = context + tool_result_context(run)
-    if not found:
-        return not_scorable("no context to check the answer against: set options.context, "
-                            "or score runs whose tools returned results")
-    return {"context": found}
-
-
-def _context_of(results: StepResults) -> str:
-    # One passage per line, as Mastra joins them.
-    pre = results.preprocess_step_result
-    return "\n".join(pre.get("context", [])) if isinstance(pre, dict) else ""
+    verdicts = [v.verdict for v in analysis.verdicts] if analysis is not None else []
+    return yes_share(verdicts, scale=scale, when_empty=0.0)
 
 
 def _analyze_prompt(run: ScorerRun, results: StepResults) -> str:
@@ -137,7 +108,7 @@ reusable rocket technology reduced launch costs by 30%.", "SpaceX made history i
 (subjective), "reusable rockets significantly cut costs" is "no" (a fair paraphrase), and "They
 might expand operations globally" is "yes" (speculation beyond the context).
 
-{data_block("context", _context_of(results))}
+{data_block("context", context_text(results))}
 
 {data_block("agent_answer", assistant_text(run))}
 
@@ -163,7 +134,7 @@ do not recompute it.
 - If there are no verdicts, say that the answer made no claims to verify.
 - Start with "The score is {shown} because".
 
-{data_block("context", _context_of(results))}
+{data_block("context", context_text(results))}
 
 {data_block("user_question", user_text(run))}
 
@@ -188,23 +159,15 @@ def create_hallucination_scorer(judge: Judge | None = None, *,
         A `type="agent"` scorer with id `hallucination`.
     """
     configured = as_string_list(context)
-    scorer = (
-        create_scorer(
-            id="hallucination", name="Hallucination",
-            description="Share of the answer's claims that contradict or go beyond the context "
-                        f"(options.context and tool results), 0 to {scale:g}; inverted: "
-                        "higher is worse.",
-            judge=judge_with_instructions(judge, HALLUCINATION_INSTRUCTIONS), type="agent")
-        .preprocess(lambda run: _preprocess(run, configured))
-        .analyze(PromptStep(description="Extract the answer's claims and check each against "
-                                        "the context",
-                            output_schema=HallucinationVerdicts,
-                            create_prompt=lambda run, results: _analyze_prompt(run, results)))
-        .generate_score(lambda results: hallucination_score(results.analyze_step_result,
-                                                            scale=scale))
-    )
-    if reason:
-        scorer = scorer.generate_reason(PromptStep(
-            description="Explain the score",
-            create_prompt=lambda run, results, score: _reason_prompt(run, results, score, scale)))
-    return scorer
+    return judge_scorer(
+        id="hallucination", name="Hallucination",
+        description="Share of the answer's claims that contradict or go beyond the context "
+                    f"(options.context and tool results), 0 to {scale:g}; inverted: "
+                    "higher is worse.",
+        judge=judge, instructions=HALLUCINATION_INSTRUCTIONS,
+        preprocess=lambda run: context_preprocess(run, configured),
+        analyze_description="Extract the answer's claims and check each against the context",
+        output_schema=HallucinationVerdicts, analyze_prompt=_analyze_prompt,
+        score=lambda results: hallucination_score(results.analyze_step_result, scale=scale),
+        reason_prompt=lambda run, results, score: _reason_prompt(run, results, score, scale),
+        reason=reason)

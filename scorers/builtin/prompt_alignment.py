@@ -26,27 +26,19 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from scorers.builder import (
-    NotScorable,
-    PromptStep,
-    Scorer,
-    StepResults,
-    create_scorer,
-    not_scorable,
-)
+from scorers.builder import NotScorable, Scorer, StepResults, not_scorable
 from scorers.builtin._judge_prompts import (
     JudgeSchema,
     JudgeScorerInfo,
     assistant_text,
     combined_system_prompt,
-    content_not_captured,
     conversation_history,
     data_block,
     js_number,
-    judge_with_instructions,
     round2,
     user_text,
 )
+from scorers.builtin._judge_scorer import judge_scorer, preprocessed
 from scorers.judge import Judge
 from scorers.types import ScorerRun
 
@@ -186,9 +178,6 @@ def prompt_alignment_score(analysis: PromptAlignmentAnalysis | CombinedAlignment
 
 def _preprocess(run: ScorerRun, mode: EvaluationMode,
                 history_messages: int | None) -> dict[str, Any] | NotScorable:
-    missing = content_not_captured(run)
-    if missing is not None:
-        return missing
     user = user_text(run)
     system = combined_system_prompt(run)
     answer = assistant_text(run)
@@ -259,9 +248,8 @@ def _prompt_blocks(pre: dict[str, Any], mode: str) -> str:
     return "\n\n".join(blocks)
 
 
-def _analyze_prompt(results: StepResults) -> str:
-    pre = results.preprocess_step_result if isinstance(results.preprocess_step_result,
-                                                       dict) else {}
+def _analyze_prompt(run: ScorerRun, results: StepResults) -> str:
+    pre = preprocessed(results)
     mode = str(pre.get("evaluationMode", "both"))
     history_note = ("\nThe conversation history only helps you interpret short or referential "
                     "prompts (\"A\", \"yes\", \"the second one\"); evaluate only the answer to "
@@ -307,9 +295,8 @@ def _weights_text(side: str) -> str:
             f"{w['completeness']:.0%}, appropriateness {w['appropriateness']:.0%}")
 
 
-def _reason_prompt(results: StepResults, score: float, scale: float) -> str:
-    pre = results.preprocess_step_result if isinstance(results.preprocess_step_result,
-                                                       dict) else {}
+def _reason_prompt(run: ScorerRun, results: StepResults, score: float, scale: float) -> str:
+    pre = preprocessed(results)
     mode = str(pre.get("evaluationMode", "both"))
     analysis = results.analyze_step_result
     breakdown = (analysis.model_dump() if isinstance(
@@ -336,8 +323,7 @@ of {top}: how well the answer addresses {_TARGET.get(mode, _TARGET["both"])};
 
 
 def _score(results: StepResults, mode: EvaluationMode, scale: float) -> float:
-    pre = results.preprocess_step_result if isinstance(results.preprocess_step_result,
-                                                       dict) else {}
+    pre = preprocessed(results)
     return prompt_alignment_score(results.analyze_step_result, evaluation_mode=mode, scale=scale,
                                   has_user_prompt=bool(pre.get("userPrompt")),
                                   has_system_prompt=bool(pre.get("systemPrompt")))
@@ -369,22 +355,17 @@ def create_prompt_alignment_scorer(judge: Judge | None = None, *,
         history = None
     else:
         history = int(include_conversation_history)
-    scorer = (
-        create_scorer(
-            id="prompt_alignment", name="Prompt Alignment",
-            description=f"Alignment of the answer with {_DESCRIBED[evaluation_mode]}: intent, "
-                        f"requirements, completeness, format and tone, 0 to {scale:g}; higher "
-                        "is better.",
-            judge=judge_with_instructions(judge, PROMPT_ALIGNMENT_INSTRUCTIONS), type="agent")
-        .preprocess(lambda run: _preprocess(run, evaluation_mode, history))
-        .analyze(PromptStep(description="Analyse prompt-response alignment in four dimensions",
-                            output_schema=(CombinedAlignmentAnalysis if evaluation_mode == "both"
-                                           else PromptAlignmentAnalysis),
-                            create_prompt=lambda results: _analyze_prompt(results)))
-        .generate_score(lambda results: _score(results, evaluation_mode, scale))
-    )
-    if reason:
-        scorer = scorer.generate_reason(PromptStep(
-            description="Explain the score",
-            create_prompt=lambda results, score: _reason_prompt(results, score, scale)))
-    return scorer
+    return judge_scorer(
+        id="prompt_alignment", name="Prompt Alignment",
+        description=f"Alignment of the answer with {_DESCRIBED[evaluation_mode]}: intent, "
+                    f"requirements, completeness, format and tone, 0 to {scale:g}; higher "
+                    "is better.",
+        judge=judge, instructions=PROMPT_ALIGNMENT_INSTRUCTIONS,
+        preprocess=lambda run: _preprocess(run, evaluation_mode, history),
+        analyze_description="Analyse prompt-response alignment in four dimensions",
+        output_schema=(CombinedAlignmentAnalysis if evaluation_mode == "both"
+                       else PromptAlignmentAnalysis),
+        analyze_prompt=_analyze_prompt,
+        score=lambda results: _score(results, evaluation_mode, scale),
+        reason_prompt=lambda run, results, score: _reason_prompt(run, results, score, scale),
+        reason=reason)

@@ -16,28 +16,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scorers.builder import (
-    NotScorable,
-    PromptStep,
-    Scorer,
-    StepResults,
-    create_scorer,
-    not_scorable,
-)
+from scorers.builder import NotScorable, Scorer, StepResults, not_scorable
 from scorers.builtin._judge_prompts import (
     JudgeSchema,
     JudgeScorerInfo,
     agent_input,
     assistant_text,
-    content_not_captured,
     data_block,
     js_number,
-    judge_with_instructions,
     messages_of,
     round2,
     tool_calls,
     user_text,
 )
+from scorers.builtin._judge_scorer import judge_scorer, preprocessed
 from scorers.judge import Judge
 from scorers.types import ScorerRun
 
@@ -115,9 +107,6 @@ def _tool_reference(available_tools: Iterable[Any] | None) -> list[str]:
 
 
 def _preprocess(run: ScorerRun) -> dict[str, Any] | NotScorable:
-    missing = content_not_captured(run)
-    if missing is not None:
-        return missing
     agent = agent_input(run)
     has_input = bool(agent.input_messages) if agent is not None else bool(run.input)
     if not has_input or not messages_of(run.output):
@@ -128,9 +117,7 @@ def _preprocess(run: ScorerRun) -> dict[str, Any] | NotScorable:
 
 
 def _analyze_prompt(run: ScorerRun, results: StepResults, reference: list[str]) -> str:
-    pre = results.preprocess_step_result if isinstance(results.preprocess_step_result,
-                                                       dict) else {}
-    calls = pre.get("toolCalls", [])
+    calls = preprocessed(results).get("toolCalls", [])
     return f"""\
 Evaluate whether the agent made appropriate tool choices for the user's request.
 
@@ -188,23 +175,13 @@ def create_tool_call_appropriateness_scorer(judge: Judge | None = None, *,
         A `type="agent"` scorer with id `tool_call_appropriateness`.
     """
     reference = _tool_reference(available_tools)
-    scorer = (
-        create_scorer(
-            id="tool_call_appropriateness", name="Tool Call Appropriateness",
-            description="Share of the agent's tool calls that were appropriate for the user's "
-                        "explicit request, 0 to 1; higher is better.",
-            judge=judge_with_instructions(judge, TOOL_CALL_APPROPRIATENESS_INSTRUCTIONS),
-            type="agent")
-        .preprocess(_preprocess)
-        .analyze(PromptStep(description="Judge each tool call against the request",
-                            output_schema=ToolEvaluations,
-                            create_prompt=lambda run, results: _analyze_prompt(
-                                run, results, reference)))
-        .generate_score(lambda results: tool_call_appropriateness_score(
-            results.analyze_step_result))
-    )
-    if reason:
-        scorer = scorer.generate_reason(PromptStep(
-            description="Explain the score",
-            create_prompt=lambda run, results, score: _reason_prompt(run, results, score)))
-    return scorer
+    return judge_scorer(
+        id="tool_call_appropriateness", name="Tool Call Appropriateness",
+        description="Share of the agent's tool calls that were appropriate for the user's "
+                    "explicit request, 0 to 1; higher is better.",
+        judge=judge, instructions=TOOL_CALL_APPROPRIATENESS_INSTRUCTIONS, preprocess=_preprocess,
+        analyze_description="Judge each tool call against the request",
+        output_schema=ToolEvaluations,
+        analyze_prompt=lambda run, results: _analyze_prompt(run, results, reference),
+        score=lambda results: tool_call_appropriateness_score(results.analyze_step_result),
+        reason_prompt=_reason_prompt, reason=reason)
