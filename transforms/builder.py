@@ -437,6 +437,24 @@ def _stitch_threads(spans: dict[str, Span], calls: dict[str, list[_Call]]) -> No
                      instructions)
 
 
+def _transcript_calls(rf: SpanFacts, t0: int) -> list[_Call]:
+    """The model calls an agent's transcript implies when no model-call span was seen: one
+    per assistant message after the last user input, each with everything before it as
+    input (so tool calls, their results and the final answer come out as usual)."""
+    msgs = rf.transcript or []
+    start = 0
+    for i, m in enumerate(msgs):
+        if m.role == "user" and not m.only_tool_results:
+            start = i + 1
+    out: list[_Call] = []
+    for i in range(start, len(msgs)):
+        if msgs[i].role == "assistant":
+            out.append(_Call(t0 + i, t0 + i, SpanFacts(
+                rf.convention, role="model", model_input=msgs[:i], model_output=[msgs[i]],
+                instructions=rf.instructions, capture_off=rf.capture_off)))
+    return out
+
+
 def _run_sort_key(run: ScorerRun) -> tuple[float, str, str]:
     t = run.target
     assert t is not None
@@ -612,6 +630,8 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
     bare = rf.role not in ("agent", "workflow")
     run_calls = sorted((c for sid in owned for c in calls_by_span.get(sid, ())),
                        key=lambda c: (c.start, c.end))
+    if not run_calls and rf.transcript and not bare:
+        run_calls = _transcript_calls(rf, rs.start_time_unix_nano)
     tools = [(spans[sid], facts[sid].tool) for sid in owned
              if sid in facts and facts[sid].tool is not None]
     tools.sort(key=lambda t: t[0].start_time_unix_nano)
@@ -672,7 +692,8 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
             exchange = history[k + len(new_n):]
         else:
             remembered_n = conv[:k]
-        derived.extend(["inputMessages", "rememberedMessages"])
+        if not rf.remembered_exact:
+            derived.extend(["inputMessages", "rememberedMessages"])
     else:
         k, end = _trailing_user(history)
         new_n, remembered_n, exchange = history[k:end], history[:k], history[end:]

@@ -107,7 +107,10 @@ class SpanFacts:
             take its trailing user messages) or `unusable` (args dump, redacted, cut).
         root_output: the invocation's final text on agent spans.
         model_input / model_output: messages sent to / received from a model.
-        remembered_exact: the model input minus `root_input` is exactly the history.
+        remembered_exact: the model input minus `root_input` is exactly the history (or, for a
+            `conversation` input, its trailing user messages are exactly the new input).
+        transcript: the whole conversation an agent span records, this invocation's replies
+            included (Pydantic AI `all_messages`): it stands in for model calls not seen.
         tool: the tool call a tool span executed.
         system_tags: tag per system-message text, when the convention names one.
         continues: a model call that sent only the new messages of a server-held thread
@@ -131,6 +134,7 @@ class SpanFacts:
     model_input: list[NMessage] | None = None
     model_output: list[NMessage] | None = None
     remembered_exact: bool = False
+    transcript: list[NMessage] | None = None
     tool: ToolFact | None = None
     system_tags: dict[str, str] = field(default_factory=dict)
     continues: bool = False

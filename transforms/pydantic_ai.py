@@ -36,17 +36,14 @@ def _index(value: Any) -> int | None:
     return idx if idx >= 0 else None
 
 
-def _new_input(msgs: list[NMessage], idx: int) -> list[NMessage]:
-    """This run's new input: the user messages at the start of `msgs[idx:]` (a user message
-    that only returns tool results is not input)."""
-    out: list[NMessage] = []
-    for m in msgs[idx:]:
-        if m.role in ("system", "developer"):
-            continue
-        if m.role != "user" or m.only_tool_results:
-            break
-        out.append(m)
-    return out
+def _new_input_end(msgs: list[NMessage], idx: int) -> int:
+    """Where this run's new input ends: after the user (and system) messages at the start of
+    `msgs[idx:]` (a user message that only returns tool results is not input)."""
+    end = idx
+    while end < len(msgs) and msgs[end].role in ("user", "system", "developer") and \
+            not msgs[end].only_tool_results:
+        end += 1
+    return end
 
 
 def _run(span: Span) -> SpanFacts:
@@ -60,11 +57,15 @@ def _run(span: Span) -> SpanFacts:
     idx = _index(a.get("pydantic_ai.new_message_index"))
     if facts.root_input is None:
         facts.input_mode = "unusable"
+    facts.transcript = history
     if history is not None and idx is not None and idx <= len(history):
-        new = _new_input(history, idx)
-        if new:
-            facts.root_input, facts.input_mode = new, "new"
-            facts.remembered_exact = True  # new_message_index is the exact boundary
+        end = _new_input_end(history, idx)
+        if any(m.role == "user" for m in history[idx:end]):
+            # The history up to and including the new input; new_message_index makes the
+            # boundary exact.
+            facts.root_input = history[:end]
+            facts.input_mode = "conversation"
+            facts.remembered_exact = True
     final = a.get("final_result")
     if isinstance(final, str):  # the output text, or a structured output's JSON text
         if is_redacted(final):

@@ -72,3 +72,22 @@ def test_every_required_library_has_captures() -> None:
     lonely = [p.name for lib in REQUIRED_LIBRARIES for p in (CAPTURES / lib).glob("*.otlp.jsonl")
               if not p.with_name(p.name.replace(".otlp.jsonl", ".expected.json")).exists()]
     assert not lonely, f"captures without expectations: {lonely}"
+
+
+ALL_CAPTURES = sorted(CAPTURES.glob("*/*.otlp.jsonl"))
+
+
+@pytest.mark.parametrize("capture", ALL_CAPTURES,
+                         ids=[f"{p.parent.name}/{p.name.removesuffix('.otlp.jsonl')}"
+                              for p in ALL_CAPTURES])
+def test_each_call_and_tool_counts_once(capture: Path) -> None:
+    # Libraries repeat a call (openlit's log records, OpenInference around the Anthropic SDK's
+    # own span, Langfuse's OpenAI integration inside an app's generation): the output still
+    # holds each text and each tool call once.
+    runs, _ = runs_of(decode_file(capture))
+    for run in runs:
+        for msg in run.output:
+            texts = [p.text for p in msg.content.parts if p.type == "text"]
+            ids = [t.tool_call_id for t in msg.tool_invocations]
+            assert len(texts) == len(set(texts)), texts
+            assert len(ids) == len(set(ids)), ids
