@@ -272,3 +272,35 @@ def test_bytes_attributes_serialize_as_base64() -> None:
     dumped = json.loads(run.model_dump_json())
     assert dumped["target"]["resource"]["blob"] == "/wD+"
     assert dumped["requestContext"]["raw"] == "/w=="
+
+
+_PART2 = ("anthropic-sdk", "langfuse", "openlit", "pydantic-ai", "vercel-ai-v6", "vercel-ai-v7")
+
+
+def test_part2_captures_any_order_duplicates_and_missing_spans() -> None:
+    # Real part-2 traces (thread stitching, double-recorded calls, log records that repeat a
+    # call): arrival order and re-delivery change nothing; losing spans never raises.
+    from pathlib import Path
+
+    from tests.transforms._runs import decode_file
+    from transforms import group_traces
+
+    root = Path(__file__).resolve().parents[1] / "testdata" / "captures"
+    rng = random.Random(11)
+    checked = 0
+    for lib in _PART2:
+        for path in sorted((root / lib).glob("*.otlp.jsonl")):
+            decoded = decode_file(path)
+            for trace in group_traces(decoded.spans, decoded.logs).values():
+                expected = [r.model_dump(mode="json") for r in build_runs(trace).runs]
+                spans, logs = trace.spans[:], trace.logs[:]
+                rng.shuffle(spans)
+                rng.shuffle(logs)
+                again = build_runs(Trace(trace.trace_id, spans + spans[:3], logs + logs))
+                assert [r.model_dump(mode="json") for r in again.runs] == expected, path.name
+                for drop in range(len(spans)):  # any one span lost: no exception anywhere
+                    lost = build_runs(Trace(trace.trace_id, spans[:drop] + spans[drop + 1:],
+                                            logs))
+                    assert not lost.reasons.keys() & {"build_error", "extract_error"}
+                checked += 1
+    assert checked >= 30
