@@ -51,9 +51,14 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Callable, Union
+
+try:  # as a sibling module (capture venvs put tests/fakes on sys.path) or as tests.fakes
+    from _http import LoopbackServer, read_body, send, sse_event
+except ImportError:  # pragma: no cover - depends on how the module is imported
+    from tests.fakes._http import LoopbackServer, read_body, send, sse_event
 
 __all__ = [
     "FakeAnthropic",
@@ -235,11 +240,6 @@ def _default_reply(request: RecordedRequest) -> Reply:
     return text("This is the fake Anthropic server's default reply.")
 
 
-class _Server(ThreadingHTTPServer):
-    # The stdlib default backlog of 5 resets connections when many judge calls start at once.
-    request_queue_size = 256
-
-
 class FakeAnthropic:
     """A scripted Messages API server on 127.0.0.1, on a free port.
 
@@ -257,8 +257,7 @@ class FakeAnthropic:
         self._script: deque[ReplySource] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackServer | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -266,25 +265,17 @@ class FakeAnthropic:
         """Start listening (idempotent). Returns self."""
         if self._server is not None:
             return self
-        handler = _make_handler(self)
-        server = _Server(("127.0.0.1", 0), handler)
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-anthropic", daemon=True)
-        self._thread.start()
+        # The stdlib default backlog of 5 resets connections when many judge calls start at once.
+        self._server = LoopbackServer(_make_handler(self), name="fake-anthropic", backlog=256,
+                                      poll_interval=0.05)
         return self
 
     def stop(self) -> None:
         """Stop the server and wake any slow reply (idempotent)."""
         self._stopping.set()
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
 
     def __enter__(self) -> FakeAnthropic:
         return self.start()
@@ -298,7 +289,7 @@ class FakeAnthropic:
         """The TCP port the server listens on."""
         if self._server is None:
             raise RuntimeError("FakeAnthropic is not started")
-        return int(self._server.server_address[1])
+        return self._server.port
 
     @property
     def base_url(self) -> str:
@@ -410,14 +401,9 @@ def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
 
         def _send(self, status: int, body: bytes, content_type: str,
                   headers: dict[str, str]) -> None:
-            self.send_response(status)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(body)))
-            self.send_header("request-id", f"req_{uuid.uuid4().hex[:20]}")
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(body)
+            # Every response carries a request id, as the real API's do.
+            send(self, status, body, content_type,
+                 {"request-id": f"req_{uuid.uuid4().hex[:20]}", **headers})
 
         def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
             self._send(status, json.dumps(obj).encode(), "application/json", headers or {})
@@ -439,9 +425,7 @@ def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                                    body=body, raw_body=raw_body, received_at=time.monotonic())
 
         def do_POST(self) -> None:  # noqa: N802 - stdlib name
-            length = int(self.headers.get("content-length") or 0)
-            raw_body = self.rfile.read(length) if length else b""
-            request = self._read_and_record(raw_body)
+            request = self._read_and_record(read_body(self))
             if request.path.split("?")[0] != "/v1/messages":
                 with fake._lock:
                     fake.requests.append(request)
@@ -465,9 +449,10 @@ def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 return
             message = _message(request, reply)
             if isinstance(request.body, dict) and request.body.get("stream"):
-                chunks = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n"
-                                 for name, data in _sse_events(message))
-                self._send(200, chunks.encode(), "text/event-stream", reply.headers)
+                # The whole stream in one response with a Content-Length (keep-alive).
+                events = b"".join(sse_event(json.dumps(data), name)
+                                  for name, data in _sse_events(message))
+                self._send(200, events, "text/event-stream", reply.headers)
                 return
             self._send_json(200, message, reply.headers)
 

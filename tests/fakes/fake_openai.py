@@ -19,9 +19,14 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Self
+
+try:  # as a sibling module (capture venvs put tests/fakes on sys.path) or as tests.fakes
+    from _http import LoopbackServer, read_body, send_json, sse_event, stream_sse
+except ImportError:  # pragma: no cover - depends on how the module is imported
+    from tests.fakes._http import LoopbackServer, read_body, send_json, sse_event, stream_sse
 
 __all__ = [
     "ErrorReply",
@@ -122,8 +127,7 @@ class FakeOpenAI:
         self.requests: list[RecordedRequest] = []
         self._served = 0
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackServer | None = None
 
     # ------------------------------------------------------------------ control
 
@@ -142,7 +146,7 @@ class FakeOpenAI:
     def port(self) -> int:
         """The bound port (only while started)."""
         assert self._server is not None, "server not started"
-        return int(self._server.server_address[1])
+        return self._server.port
 
     @property
     def base_url(self) -> str:
@@ -160,77 +164,16 @@ class FakeOpenAI:
                 return
 
             def do_POST(self) -> None:
-                raw = _read_body(self)
-                try:
-                    body: Any = json.loads(raw) if raw else None
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
-                with fake._lock:
-                    fake.requests.append(
-                        RecordedRequest("POST", self.path, dict(self.headers.items()), body)
-                    )
-                if self.path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
-                    self._json(404, _error_body(f"no route {self.path}", "invalid_request_error"))
-                    return
-                if not isinstance(body, dict):
-                    self._json(400, _error_body("body is not a JSON object", "invalid_request_error"))
-                    return
-                with fake._lock:
-                    reply = fake._replies.popleft() if fake._replies else None
-                    fake._served += 1
-                    number = fake._served
-                if reply is None:
-                    self._json(500, _error_body("fake OpenAI: no scripted reply left", "server_error"))
-                    return
-                if isinstance(reply, ErrorReply):
-                    self._json(reply.status, _error_body(reply.message, reply.type))
-                    return
-                model = str(body.get("model") or fake.model)
-                completion_id = f"chatcmpl-fake{number:04d}"
-                if body.get("stream"):
-                    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                    self._stream(reply, model, completion_id, include_usage)
-                else:
-                    self._json(200, _completion(reply, model, completion_id))
+                fake._handle_post(self)
 
-            def _json(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(
-                self, reply: TextReply | ToolCallReply, model: str, cid: str, usage: bool
-            ) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")  # the body ends when the socket closes
-                self.end_headers()
-                self.close_connection = True
-                for chunk in _chunks(reply, model, cid, usage, fake.stream_chunk_size):
-                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-                    self.wfile.flush()
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._server = LoopbackServer(Handler)
         return self
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
 
     def __enter__(self) -> Self:
         return self.start()
@@ -243,25 +186,58 @@ class FakeOpenAI:
     ) -> None:
         self.stop()
 
+    # ------------------------------------------------------------------ serving
+
+    _ROUTES: tuple[str, ...] = ("/v1/chat/completions",)
+    """The paths answered from the script (anything else is a 404)."""
+
+    def _handle_post(self, http: BaseHTTPRequestHandler) -> None:
+        raw = read_body(http)
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        with self._lock:
+            self.requests.append(RecordedRequest("POST", http.path, dict(http.headers.items()), body))
+        route = http.path.split("?", 1)[0].rstrip("/")
+        if route not in self._ROUTES:
+            send_json(http, 404, _error_body(f"no route {http.path}", "invalid_request_error"))
+            return
+        if not isinstance(body, dict):
+            send_json(http, 400, _error_body("body is not a JSON object", "invalid_request_error"))
+            return
+        with self._lock:
+            reply = self._replies.popleft() if self._replies else None
+            self._served += 1
+            number = self._served
+        if reply is None:
+            send_json(http, 500, _error_body("fake OpenAI: no scripted reply left", "server_error"))
+            return
+        if isinstance(reply, ErrorReply):
+            send_json(http, reply.status, _error_body(reply.message, reply.type))
+            return
+        self._answer(http, route, body, reply, number)
+
+    def _answer(
+        self,
+        http: BaseHTTPRequestHandler,
+        route: str,
+        body: dict[str, Any],
+        reply: TextReply | ToolCallReply,
+        number: int,
+    ) -> None:
+        """Serve one scripted reply on ``route`` (a chat completion, JSON or streamed)."""
+        model = str(body.get("model") or self.model)
+        completion_id = f"chatcmpl-fake{number:04d}"
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            chunks = _chunks(reply, model, completion_id, include_usage, self.stream_chunk_size)
+            stream_sse(http, [sse_event(json.dumps(c)) for c in chunks] + [sse_event("[DONE]")])
+        else:
+            send_json(http, 200, _completion(reply, model, completion_id))
+
 
 # ---------------------------------------------------------------------- wire shapes
-
-
-def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
-    """The request body, by Content-Length or chunked transfer encoding (Node's http sends chunked)."""
-    if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
-        chunks = []
-        while True:
-            size_line = handler.rfile.readline().split(b";", 1)[0].strip()
-            size = int(size_line or b"0", 16)
-            if size == 0:
-                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(chunks)
-            chunks.append(handler.rfile.read(size))
-            handler.rfile.readline()  # the CRLF after each chunk
-    return handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
-
 
 
 def _error_body(message: str, kind: str) -> dict[str, Any]:

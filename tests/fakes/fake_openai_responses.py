@@ -19,12 +19,12 @@ environments::
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 try:  # as a sibling module (capture venvs put tests/fakes on sys.path) or as tests.fakes
+    from _http import send_json, sse_event, stream_sse
     from fake_openai import (
         ErrorReply,
         FakeOpenAI,
@@ -33,12 +33,9 @@ try:  # as a sibling module (capture venvs put tests/fakes on sys.path) or as te
         TextReply,
         ToolCall,
         ToolCallReply,
-        _chunks,
-        _completion,
-        _error_body,
-        _read_body,
     )
 except ImportError:  # pragma: no cover - depends on how the module is imported
+    from tests.fakes._http import send_json, sse_event, stream_sse
     from tests.fakes.fake_openai import (
         ErrorReply,
         FakeOpenAI,
@@ -47,10 +44,6 @@ except ImportError:  # pragma: no cover - depends on how the module is imported
         TextReply,
         ToolCall,
         ToolCallReply,
-        _chunks,
-        _completion,
-        _error_body,
-        _read_body,
     )
 
 __all__ = [
@@ -244,84 +237,22 @@ class FakeOpenAIResponses(FakeOpenAI):
         requests: Every request received, in order.
     """
 
-    def start(self) -> Self:
-        """Bind a free loopback port and serve in a daemon thread."""
-        fake = self
+    _ROUTES = ("/v1/responses", "/v1/chat/completions")
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                raw = _read_body(self)
-                try:
-                    body: Any = json.loads(raw) if raw else None
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
-                with fake._lock:
-                    fake.requests.append(RecordedRequest("POST", self.path, dict(self.headers.items()), body))
-                route = self.path.split("?", 1)[0].rstrip("/")
-                if route not in ("/v1/responses", "/v1/chat/completions"):
-                    self._json(404, _error_body(f"no route {self.path}", "invalid_request_error"))
-                    return
-                if not isinstance(body, dict):
-                    self._json(400, _error_body("body is not a JSON object", "invalid_request_error"))
-                    return
-                with fake._lock:
-                    reply = fake._replies.popleft() if fake._replies else None
-                    fake._served += 1
-                    number = fake._served
-                if reply is None:
-                    self._json(500, _error_body("fake OpenAI: no scripted reply left", "server_error"))
-                    return
-                if isinstance(reply, ErrorReply):
-                    self._json(reply.status, _error_body(reply.message, reply.type))
-                    return
-                if route == "/v1/chat/completions":
-                    model = str(body.get("model") or fake.model)
-                    cid = f"chatcmpl-fake{number:04d}"
-                    if body.get("stream"):
-                        usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                        chunks = _chunks(reply, model, cid, usage, fake.stream_chunk_size)
-                        self._sse([json.dumps(c) for c in chunks] + ["[DONE]"], named=False)
-                    else:
-                        self._json(200, _completion(reply, model, cid))
-                    return
-                if body.get("stream"):
-                    events = response_events(reply, body, number, fake.stream_chunk_size)
-                    self._sse([json.dumps(e) for e in events], named=True)
-                else:
-                    self._json(200, response_object(reply, body, number))
-
-            def _json(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _sse(self, payloads: list[str], *, named: bool) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")  # the body ends when the socket closes
-                self.end_headers()
-                self.close_connection = True
-                for payload in payloads:
-                    if named:  # the Responses API names each event after its type
-                        self.wfile.write(b"event: " + json.loads(payload)["type"].encode() + b"\n")
-                    self.wfile.write(b"data: " + payload.encode() + b"\n\n")
-                    self.wfile.flush()
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
+    def _answer(
+        self,
+        http: BaseHTTPRequestHandler,
+        route: str,
+        body: dict[str, Any],
+        reply: TextReply | ToolCallReply,
+        number: int,
+    ) -> None:
+        """Serve one scripted reply: a Responses API response (JSON or events) or a completion."""
+        if route == "/v1/chat/completions":
+            super()._answer(http, route, body, reply, number)
+        elif body.get("stream"):
+            events = response_events(reply, body, number, self.stream_chunk_size)
+            # The Responses API names each event after its type.
+            stream_sse(http, [sse_event(json.dumps(e), e["type"]) for e in events])
+        else:
+            send_json(http, 200, response_object(reply, body, number))

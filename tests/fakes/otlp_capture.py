@@ -28,7 +28,7 @@ import signal
 import sys
 import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -43,6 +43,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+
+try:  # as a sibling module (capture venvs and `python otlp_capture.py`) or as tests.fakes
+    from _http import LoopbackServer, read_body, send
+except ImportError:  # pragma: no cover - depends on how the module is imported
+    from tests.fakes._http import LoopbackServer, read_body, send
 
 __all__ = ["OtlpCaptureServer", "ids_to_hex", "request_to_otlp_json"]
 
@@ -108,22 +113,6 @@ def request_to_otlp_json(message: Message) -> dict[str, Any]:
     return ids_to_hex(as_dict)  # type: ignore[no-any-return]
 
 
-def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
-    """The request body, by Content-Length or chunked transfer encoding (Node's http sends chunked)."""
-    if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
-        chunks = []
-        while True:
-            size_line = handler.rfile.readline().split(b";", 1)[0].strip()
-            size = int(size_line or b"0", 16)
-            if size == 0:
-                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(chunks)
-            chunks.append(handler.rfile.read(size))
-            handler.rfile.readline()  # the CRLF after each chunk
-    return handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
-
-
 def _decode_body(headers: Any, body: bytes, request_type: type[Message]) -> Message:
     encoding = (headers.get("Content-Encoding") or "").lower()
     if encoding == "gzip":
@@ -157,14 +146,13 @@ class OtlpCaptureServer:
         self.documents: list[dict[str, Any]] = []
         self.refused = 0
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackServer | None = None
 
     @property
     def port(self) -> int:
         """The bound port (only while started)."""
         assert self._server is not None, "server not started"
-        return int(self._server.server_address[1])
+        return self._server.port
 
     @property
     def endpoint(self) -> str:
@@ -191,14 +179,10 @@ class OtlpCaptureServer:
                 return  # quiet: drivers print their own summary
 
             def _reply(self, status: int, body: bytes, content_type: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send(self, status, body, content_type)
 
             def do_POST(self) -> None:
-                body = _read_body(self)
+                body = read_body(self)
                 path = self.path.split("?", 1)[0]
                 if os.environ.get("OTLP_CAPTURE_DEBUG"):
                     print(f"otlp_capture: {path} {self.headers.get('Content-Type')} "
@@ -230,21 +214,14 @@ class OtlpCaptureServer:
             def _ctype(wants_json: bool) -> str:
                 return "application/json" if wants_json else "application/x-protobuf"
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._server = LoopbackServer(Handler)
         return self
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
 
     def __enter__(self) -> Self:
         return self.start()
