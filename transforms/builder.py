@@ -42,6 +42,7 @@ __all__ = ["BuildResult", "build_runs", "group_traces"]
 
 LOOP_GUARD_SCOPE = "scorecar"
 _SYSTEM_ROLES = frozenset({"system", "developer"})
+_DERIVED_ORDER = ("systemMessages", "taggedSystemMessages", "inputMessages", "rememberedMessages")
 _TOOL_FINISH = frozenset({"tool_call", "tool_calls", "tool-calls", "tool_use", "function_call"})
 
 _CONVERSATION_KEYS = (
@@ -817,7 +818,7 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
         conversation_id=_first_attr(owned_spans, _CONVERSATION_KEYS),
         resource_id=_first_attr(owned_spans, _RESOURCE_KEYS),
         convention=rf.convention, resource=_jsonable(rs.resource), started_at=started,
-        ended_at=ended, derived=list(dict.fromkeys(derived)), truncated=truncated,
+        ended_at=ended, derived=sorted(set(derived), key=_DERIVED_ORDER.index), truncated=truncated,
         content_captured=not (redacted or capture_off),
     )
     return ScorerRun(

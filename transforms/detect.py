@@ -63,7 +63,12 @@ def detect(span: Span) -> list[str]:
 def extract_span(span: Span) -> SpanFacts | None:
     """The facts of one span, read by the first convention it shows; None for a span no
     convention claims (HTTP server spans and the like)."""
-    for conv in detect(span):
+    found = detect(span)
+    if "vercel" in found and "ai.operationId" in span.attributes:
+        # The AI SDK's own ai.* attributes beat a translation of them added to the same span
+        # (openinference-vercel marks the root a CHAIN and copies messages into llm.*).
+        return vercel.extract(span)
+    for conv in found:
         if conv == "langfuse":
             facts = langfuse.extract(span)
             if facts is not None:

@@ -490,3 +490,16 @@ def test_openinference_span_around_the_sdk_span_is_one_call() -> None:
     assert [m.text for m in run.input.input_messages] == [QUESTION]
     # One call: its text once, not once per library.
     assert sum(1 for p in run.output[0].content.parts if p.type == "text") == 1
+
+
+def test_vercel_spans_that_openinference_also_translated_stay_vercel() -> None:
+    # openinference-vercel adds its own kinds to the AI SDK's spans (the root a CHAIN, the
+    # steps LLM): the ai.* attributes still make the root the agent run.
+    spans = _stream_steps(tool_parent_is_step=True, call_input={"city": "Paris"},
+                          tool_result=json.dumps(RESULT), result_part=JSON_RESULT)
+    for s, kind in zip(spans, ("CHAIN", "LLM", "TOOL", "LLM")):
+        s.attributes["openinference.span.kind"] = kind
+    run = _one_run(spans)
+    assert (run.target.convention, run.target.entity_name) == ("vercel", "weather-agent")
+    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert run.output[0].text == ANSWER
