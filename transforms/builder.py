@@ -9,7 +9,7 @@ Reason codes: `duplicate`, `own_span` (loop guard: scope `scorecar`), `orphan`,
 `no_root`, `parent_cycle`, `orphan_log`, `not_genai`, `evaluation_event`,
 `truncated_json`, `truncated_content`, `too_deep_json`, `redacted`, `capture_off`,
 `no_output`, `no_input`, `nested_call` (one API call recorded by two libraries: counted once),
-`agent_wrapper`, `no_run`, `extract_error`, `build_error`.
+`agent_wrapper`, `thread_history_missing`, `no_run`, `extract_error`, `build_error`.
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ def build_runs(trace: Trace) -> BuildResult:
     #    between them, is merged into the outer one.
     _merge_nested_calls(order, parent, facts, calls, reasons)
     # Calls that sent only the new messages of a server-held thread get its history back.
-    _stitch_threads(spans, calls)
+    _stitch_threads(spans, calls, reasons)
 
     # 6. Agent roots: agent spans with no agent ancestor of the same identity; OpenLLMetry
     #    workflows only when no agent span is around them.
@@ -402,11 +402,13 @@ def _texts(msgs: list[NMessage]) -> list[tuple[str, str]]:
     return [(m.role, m.text) for m in msgs]
 
 
-def _stitch_threads(spans: dict[str, Span], calls: dict[str, list[_Call]]) -> None:
+def _stitch_threads(spans: dict[str, Span], calls: dict[str, list[_Call]],
+                    reasons: Counter[str]) -> None:
     """Give a call that continues a server-held thread (`SpanFacts.continues`) the history
     of the thread's earlier calls in this trace: their input and output, in order, and the
     instructions the thread was created with. A thread is the trace's calls with the same
-    conversation id (else the whole trace)."""
+    conversation id (else the whole trace). A continued thread whose earlier calls are not
+    in this trace is counted (`thread_history_missing`): its history is unknown here."""
     flagged = [sid for sid, cs in calls.items() if cs[0].facts.continues]
     if not flagged:
         return
@@ -429,6 +431,8 @@ def _stitch_threads(spans: dict[str, Span], calls: dict[str, list[_Call]]) -> No
                 if f.instructions is None and not system:
                     f.instructions = prev[2]
                 f.stitched = True
+        elif f.continues:
+            reasons["thread_history_missing"] += 1
         instructions = f.instructions if f.instructions is not None else (
             prev[2] if prev is not None and f.continues else None)
         if instructions is None:

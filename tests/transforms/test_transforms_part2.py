@@ -503,3 +503,40 @@ def test_vercel_spans_that_openinference_also_translated_stay_vercel() -> None:
     assert (run.target.convention, run.target.entity_name) == ("vercel", "weather-agent")
     assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     assert run.output[0].text == ANSWER
+
+
+def test_pydantic_ai_v2_agent_run_and_running_tool_spans() -> None:
+    fx = _fx("langfuse_pydantic", "Pydantic AI")
+    attrs = {k: v for k, v in fx["attributes"].items()
+             if k not in ("gen_ai.operation.name", "gen_ai.agent.name")}
+    messages = json.loads(attrs["pydantic_ai.all_messages"])
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+            "gen_ai.input.messages": json.dumps(messages[:3]),
+            "gen_ai.output.messages": json.dumps([messages[3]])}
+    run = _one_run([
+        span("agent run", attrs, span_id=ROOT, scope="pydantic-ai", start=1000, end=9000),
+        span("chat gpt-4o", chat, parent=ROOT, scope="pydantic-ai", start=1100, end=2000),
+        span("running tool", {"gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "call_1",
+                              "tool_arguments": '{"city":"Paris"}',
+                              "tool_response": json.dumps(RESULT)},
+             parent=ROOT, scope="pydantic-ai", start=2100, end=2200),
+        span("chat gpt-4o", {**chat, "gen_ai.input.messages": json.dumps(messages[:5]),
+                             "gen_ai.output.messages": json.dumps([messages[5]])},
+             parent=ROOT, scope="pydantic-ai", start=2300, end=8000)])
+    assert (run.target.convention, run.target.entity_name) == ("pydantic_ai", "weather_agent")
+    assert [m.text for m in run.input.input_messages] == [QUESTION]
+    assert _history(run) == HISTORY and "rememberedMessages" not in run.target.derived
+    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert run.output[0].text == ANSWER
+
+
+def test_anthropic_thread_continued_in_another_trace_is_counted() -> None:
+    # Turn 2's runner in a trace of its own: the thread's history is not in this trace.
+    turn2 = [s for s in _thread_trace([_parts_msg("user", _text("Should I take an umbrella?"))])
+             if s.start_time_unix_nano >= 10_000]
+    turn2[0].parent_span_id = None
+    result = build_runs(Trace(TRACE, turn2))
+    assert result.reasons["thread_history_missing"] == 1
+    run = result.runs[0]
+    assert [m.text for m in run.input.input_messages] == ["Should I take an umbrella?"]
+    assert run.input.remembered_messages == [] and run.input.system_messages == []
