@@ -11,9 +11,11 @@ import json
 import threading
 from collections.abc import Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 __all__ = [
+    "LoopbackFake",
     "LoopbackServer",
     "read_body",
     "send",
@@ -61,6 +63,36 @@ class LoopbackServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+class LoopbackFake:
+    """Base of the fakes: a context manager owning a `LoopbackServer` from `start` to `stop`.
+
+    Subclasses implement `start` (build the handler, set `self._server`, return self).
+    """
+
+    _server: LoopbackServer | None = None
+
+    def start(self) -> Self:
+        """Start serving; returns self."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop serving and close the socket (idempotent)."""
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
 
 
 def read_body(handler: BaseHTTPRequestHandler) -> bytes:

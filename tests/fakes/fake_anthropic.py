@@ -52,13 +52,12 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from types import TracebackType
 from typing import Any, Callable, Union
 
 try:  # as a sibling module (capture venvs put tests/fakes on sys.path) or as tests.fakes
-    from _http import LoopbackServer, read_body, send, sse_event
+    from _http import LoopbackFake, LoopbackServer, read_body, send, sse_event
 except ImportError:  # pragma: no cover - depends on how the module is imported
-    from tests.fakes._http import LoopbackServer, read_body, send, sse_event
+    from tests.fakes._http import LoopbackFake, LoopbackServer, read_body, send, sse_event
 
 __all__ = [
     "FakeAnthropic",
@@ -240,7 +239,7 @@ def _default_reply(request: RecordedRequest) -> Reply:
     return text("This is the fake Anthropic server's default reply.")
 
 
-class FakeAnthropic:
+class FakeAnthropic(LoopbackFake):
     """A scripted Messages API server on 127.0.0.1, on a free port.
 
     Attributes:
@@ -273,16 +272,7 @@ class FakeAnthropic:
     def stop(self) -> None:
         """Stop the server and wake any slow reply (idempotent)."""
         self._stopping.set()
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
+        super().stop()
 
     @property
     def port(self) -> int:

@@ -20,13 +20,19 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from types import TracebackType
 from typing import Any, Self
 
 try:  # as a sibling module (capture venvs put tests/fakes on sys.path) or as tests.fakes
-    from _http import LoopbackServer, read_body, send_json, sse_event, stream_sse
+    from _http import LoopbackFake, LoopbackServer, read_body, send_json, sse_event, stream_sse
 except ImportError:  # pragma: no cover - depends on how the module is imported
-    from tests.fakes._http import LoopbackServer, read_body, send_json, sse_event, stream_sse
+    from tests.fakes._http import (
+        LoopbackFake,
+        LoopbackServer,
+        read_body,
+        send_json,
+        sse_event,
+        stream_sse,
+    )
 
 __all__ = [
     "ErrorReply",
@@ -100,7 +106,7 @@ class RecordedRequest:
     body: Any = field(default=None)
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackFake):
     """Serves scripted chat-completion replies on ``127.0.0.1`` and records requests.
 
     Args:
@@ -169,22 +175,6 @@ class FakeOpenAI:
         self._server = LoopbackServer(Handler)
         return self
 
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # ------------------------------------------------------------------ serving
 

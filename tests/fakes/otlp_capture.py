@@ -30,7 +30,6 @@ import threading
 import zlib
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Self
 
 from google.protobuf.json_format import MessageToDict, ParseDict
@@ -45,9 +44,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 try:  # as a sibling module (capture venvs and `python otlp_capture.py`) or as tests.fakes
-    from _http import LoopbackServer, read_body, send
+    from _http import LoopbackFake, LoopbackServer, read_body, send
 except ImportError:  # pragma: no cover - depends on how the module is imported
-    from tests.fakes._http import LoopbackServer, read_body, send
+    from tests.fakes._http import LoopbackFake, LoopbackServer, read_body, send
 
 __all__ = ["OtlpCaptureServer", "ids_to_hex", "request_to_otlp_json"]
 
@@ -130,7 +129,7 @@ def _decode_body(headers: Any, body: bytes, request_type: type[Message]) -> Mess
     return message
 
 
-class OtlpCaptureServer:
+class OtlpCaptureServer(LoopbackFake):
     """An OTLP/HTTP receiver on ``127.0.0.1`` (free port) that appends OTLP/JSON lines.
 
     Args:
@@ -217,22 +216,6 @@ class OtlpCaptureServer:
         self._server = LoopbackServer(Handler)
         return self
 
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
