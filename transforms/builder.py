@@ -284,7 +284,8 @@ def build_runs(trace: Trace) -> BuildResult:
     #    Anthropic SDK's own, a Langfuse generation around its OpenAI integration's) is one
     #    model call: a model-call span nested in another one, with no agent or tool span
     #    between them, is merged into the outer one.
-    _merge_nested_calls(order, parent, facts, calls, reasons)
+    if len(calls) > 1:
+        _merge_nested_calls(order, parent, facts, calls, reasons)
     # Calls that sent only the new messages of a server-held thread get its history back.
     _stitch_threads(spans, calls, reasons)
 

@@ -46,13 +46,16 @@ def detect(span: Span) -> list[str]:
         found.append("openinference")
     if openllmetry_keys:
         found.append("openllmetry")
-    if vercel.is_vercel(span):
+    scope = span.scope_name
+    if scope == "ai" or "ai.operationId" in a:  # vercel.is_vercel, inlined: every span
         found.append("vercel")
     if mastra.is_mastra(span):
         found.append("mastra")
-    if pydantic_ai.is_pydantic_ai(span):
-        found.append("pydantic_ai")
-    if anthropic.is_anthropic(span):
+    if scope == "pydantic-ai" or ("final_result" in a or "logfire.msg" in a or
+                                   "pydantic_ai.all_messages" in a or
+                                   "all_messages_events" in a):
+        found.append("pydantic_ai")  # pydantic_ai.is_pydantic_ai, inlined
+    if scope.startswith(anthropic.SCOPE_PREFIX):
         found.append("anthropic")
     if "gen_ai.operation.name" in a or "gen_ai.input.messages" in a or any(
             e.name.startswith("gen_ai.") for e in span.events):
