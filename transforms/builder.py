@@ -408,8 +408,9 @@ def _stitch_threads(spans: dict[str, Span], calls: dict[str, list[_Call]],
     """Give a call that continues a server-held thread (`SpanFacts.continues`) the history
     of the thread's earlier calls in this trace: their input and output, in order, and the
     instructions the thread was created with. A thread is the trace's calls with the same
-    conversation id (else the whole trace). A continued thread whose earlier calls are not
-    in this trace is counted (`thread_history_missing`): its history is unknown here."""
+    conversation id; a call without one (e.g. another library's record of it) continues the
+    trace's latest call. A continued thread whose earlier calls are not in this trace is
+    counted (`thread_history_missing`): its history is unknown here."""
     flagged = [sid for sid, cs in calls.items() if cs[0].facts.continues]
     if not flagged:
         return
@@ -422,7 +423,7 @@ def _stitch_threads(spans: dict[str, Span], calls: dict[str, list[_Call]],
             continue
         key = _first_attr([spans[sid]], _THREAD_KEYS) or ""
         own = [m for m in f.model_input if m.role not in _SYSTEM_ROLES]
-        prev = last.get(key)
+        prev = last.get(key)  # key "" holds the trace's latest call, whatever its thread
         if f.continues and prev is not None and prev[0] <= start:
             history = prev[1]
             if _texts(own[:len(history)]) != _texts(history):  # not already resent whole
@@ -439,8 +440,8 @@ def _stitch_threads(spans: dict[str, Span], calls: dict[str, list[_Call]],
         if instructions is None:
             sys_texts = [m.text for m in f.model_input if m.role in _SYSTEM_ROLES and m.text]
             instructions = sys_texts[:1] or None
-        last[key] = (end, own + [m for m in f.model_output or [] if m.role != "user"],
-                     instructions)
+        last[key] = last[""] = (
+            end, own + [m for m in f.model_output or [] if m.role != "user"], instructions)
 
 
 def _transcript_calls(rf: SpanFacts, t0: int) -> list[_Call]:

@@ -540,3 +540,22 @@ def test_anthropic_thread_continued_in_another_trace_is_counted() -> None:
     run = result.runs[0]
     assert [m.text for m in run.input.input_messages] == ["Should I take an umbrella?"]
     assert run.input.remembered_messages == [] and run.input.system_messages == []
+
+
+def test_anthropic_thread_call_recorded_by_openinference_too_is_stitched() -> None:
+    # The outer OpenInference span has no conversation id; the merged call still continues
+    # the thread.
+    trace = _thread_trace([_parts_msg("user", _text("Should I take an umbrella?"))])
+    sdk = trace[-1]
+    oi = span("beta.messages.create", {
+        "openinference.span.kind": "LLM", "llm.model_name": "claude-haiku",
+        "input.value": json.dumps({"messages": [{"role": "user",
+                                                 "content": "Should I take an umbrella?"}]}),
+        "input.mime_type": "application/json"},
+        span_id="0000000000000d02", parent=sdk.parent_span_id, start=10_050, end=18_500)
+    sdk.parent_span_id = oi.span_id
+    second = _runs([*trace, oi])[1]
+    assert [s.content for s in second.input.system_messages] == [SYSTEM]
+    assert _history(second) == [("user", QUESTION), ("assistant", LEAD_IN),
+                                ("assistant", ANSWER)]
+    assert second.output[0].text == "Yes, take an umbrella."
