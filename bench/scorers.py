@@ -7,6 +7,8 @@
    overhead is at most 2 ms per call.
 2. Pipeline overhead of a function scorer: `scorer.run()` per call against calling the same step
    functions directly.
+3. The built-in code scorers: runs per second on 1,000 synthetic agent runs, each against a
+   trivial one-step scorer through the same pipeline (`bench/scorers_builtin.py`).
 
 Every number is a median over rounds of the same run; ratios are against the baseline of the same
 run, so the machine's speed cancels out.
@@ -123,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=200, help="judge calls per round")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=1000, help="synthetic runs for the built-ins")
     args = parser.parse_args(argv)
 
     judge = asyncio.run(bench_judge(args.calls, args.rounds))
@@ -146,6 +149,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  scorer.run()                   {pipe['scorer_run'] * 1e6:8.1f} us/run "
           f"({pipe['scorer_run'] / pipe['direct_functions']:.1f}x, "
           f"{1 / pipe['scorer_run']:.0f} runs/s)")
+
+    from bench.scorers_builtin import main as bench_builtins  # noqa: PLC0415 (a sibling script)
+
+    print("built-in code scorers:")
+    asyncio.run(bench_builtins(args.runs, 3))
 
 
 if __name__ == "__main__":
