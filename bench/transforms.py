@@ -5,7 +5,7 @@ protobuf bodies an OTLP exporter would send, repeated with fresh trace ids. Base
 in the same run on the same bytes: the bare protobuf parse plus a walk over every attribute
 value (what any consumer must at least do). Prints both rates and the ratio (goal >= 0.5).
 
-    python bench/transforms.py [--copies N] [--seconds S]
+    python bench/transforms.py [--copies N] [--seconds S] [--stages]
 """
 
 from __future__ import annotations
@@ -117,6 +117,27 @@ def full(bodies: list[tuple[str, bytes]]) -> int:
     return runs
 
 
+def stages(bodies: list[tuple[str, bytes]], seconds: float) -> dict[str, float]:
+    """Breakdown (not a headline number): best seconds per pass of each stage of `full`."""
+    best = {"decode": float("inf"), "group": float("inf"), "build": float("inf")}
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        t0 = time.perf_counter()
+        decoded = Decoded()
+        for kind, body in bodies:
+            decoded.extend(decode_traces_protobuf(body) if kind == "traces"
+                           else decode_logs_protobuf(body))
+        t1 = time.perf_counter()
+        traces = group_traces(decoded.spans, decoded.logs)
+        t2 = time.perf_counter()
+        for trace in traces.values():
+            build_runs(trace)
+        t3 = time.perf_counter()
+        for name, dt in (("decode", t1 - t0), ("group", t2 - t1), ("build", t3 - t2)):
+            best[name] = min(best[name], dt)
+    return best
+
+
 def rate(fn: Callable[[list[tuple[str, bytes]]], int], bodies: list[tuple[str, bytes]],
          spans: int, seconds: float) -> tuple[float, int]:
     fn(bodies)  # warm up
@@ -134,6 +155,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--stages", action="store_true",
+                        help="also print the best time per pass of decode, group and build")
     args = parser.parse_args()
     bodies, spans = corpus(args.copies)
     base, _ = rate(baseline, bodies, spans, args.seconds)
@@ -142,6 +165,12 @@ def main() -> None:
     print(f"baseline (protobuf parse + attribute walk): {base:12,.0f} spans/s")
     print(f"scorecar (decode + group + build runs):     {ours:12,.0f} spans/s")
     print(f"ratio: {ours / base:.2f} (goal >= 0.5)")
+    if args.stages:
+        per_pass = spans / base
+        best = stages(bodies, args.seconds)
+        print(f"stages (ms per pass; baseline mean, others best): baseline {per_pass * 1e3:.1f}  "
+              + "  ".join(
+            f"{k} {v * 1e3:.1f}" for k, v in best.items()))
 
 
 if __name__ == "__main__":
