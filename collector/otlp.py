@@ -86,19 +86,37 @@ def _pb_value(v: AnyValue, depth: int, out: Decoded) -> Any:
     if depth >= MAX_VALUE_DEPTH:
         out.refuse("too_deep", f"attribute value nested deeper than {MAX_VALUE_DEPTH}")
         return _TOO_DEEP
+    depth += 1
+    # Scalar members inlined (one WhichOneof each): maps and arrays of strings are common.
     if which == "array_value":
-        return [_pb_value(x, depth + 1, out) for x in v.array_value.values]
-    return {kv.key: _pb_value(kv.value, depth + 1, out) for kv in v.kvlist_value.values}
+        items = []
+        for x in v.array_value.values:
+            w = x.WhichOneof("value")
+            items.append(getattr(x, w) if w in _SCALARS else _pb_value(x, depth, out))
+        return items
+    result: dict[str, Any] = {}
+    for kv in v.kvlist_value.values:
+        x = kv.value
+        w = x.WhichOneof("value")
+        result[kv.key] = getattr(x, w) if w in _SCALARS else _pb_value(x, depth, out)
+    return result
 
 
 def _pb_attrs(kvs: Any, out: Decoded) -> dict[str, Any]:
     result: dict[str, Any] = {}
+    scalars = _SCALARS
     for kv in kvs:
         v = kv.value
         which = v.WhichOneof("value")
         # Inline the common scalar case: this loop is the decoder's hot path.
-        result[kv.key] = getattr(v, which) if which in _SCALARS else _pb_value(v, 0, out)
+        result[kv.key] = getattr(v, which) if which in scalars else _pb_value(v, 0, out)
     return result
+
+
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+_KIND_NAMES = dict(enumerate(_KINDS))
+_STATUS_NAMES = dict(enumerate(_STATUS))
 
 
 def _hex_id(raw: bytes, size: int) -> str | None:
@@ -125,39 +143,43 @@ def decode_traces_protobuf(data: bytes) -> Decoded:
     except (DecodeError, RecursionError, ValueError) as exc:
         out.refuse("malformed_protobuf", f"ExportTraceServiceRequest did not parse: {exc}")
         return out
+    spans = out.spans
+    kind_names, status_names = _KIND_NAMES, _STATUS_NAMES
     for rs in req.resource_spans:
         resource = _pb_attrs(rs.resource.attributes, out)
         for ss in rs.scope_spans:
             scope_name, scope_version = ss.scope.name, ss.scope.version
             for s in ss.spans:
-                trace_id = _hex_id(s.trace_id, 16)
-                span_id = _hex_id(s.span_id, 8)
-                if trace_id is None:
-                    out.refuse("bad_trace_id", f"span {s.name!r} has trace id {s.trace_id.hex()!r}")
+                # _hex_id, inlined: once per span id on the hot path.
+                raw_trace, raw_span = s.trace_id, s.span_id
+                if len(raw_trace) != 16 or raw_trace == _ZERO_TRACE:
+                    out.refuse("bad_trace_id", f"span {s.name!r} has trace id {raw_trace.hex()!r}")
                     continue
-                if span_id is None:
-                    out.refuse("bad_span_id", f"span {s.name!r} has span id {s.span_id.hex()!r}")
+                if len(raw_span) != 8 or raw_span == _ZERO_SPAN:
+                    out.refuse("bad_span_id", f"span {s.name!r} has span id {raw_span.hex()!r}")
                     continue
                 parent: str | None = None
-                if s.parent_span_id:
-                    parent = _hex_id(s.parent_span_id, 8)
-                    if parent is None:
+                raw_parent = s.parent_span_id
+                if raw_parent:
+                    if len(raw_parent) != 8 or raw_parent == _ZERO_SPAN:
                         out.refuse("bad_parent_id",
-                                   f"span {s.name!r} has parent id {s.parent_span_id.hex()!r}")
+                                   f"span {s.name!r} has parent id {raw_parent.hex()!r}")
                         continue
-                out.spans.append(Span(
-                    trace_id=trace_id, span_id=span_id, parent_span_id=parent, name=s.name,
-                    kind=_KINDS[s.kind] if 0 <= s.kind < len(_KINDS) else "UNSPECIFIED",
-                    start_time_unix_nano=s.start_time_unix_nano,
-                    end_time_unix_nano=s.end_time_unix_nano,
-                    status_code=_STATUS[s.status.code] if 0 <= s.status.code < 3 else "UNSET",
-                    status_message=s.status.message,
-                    attributes=_pb_attrs(s.attributes, out),
-                    events=[SpanEvent(e.name, e.time_unix_nano, _pb_attrs(e.attributes, out))
-                            for e in s.events],
-                    links=[SpanLink(lk.trace_id.hex(), lk.span_id.hex(),
-                                    _pb_attrs(lk.attributes, out)) for lk in s.links],
-                    resource=resource, scope_name=scope_name, scope_version=scope_version,
+                    parent = raw_parent.hex()
+                status = s.status
+                events = s.events
+                links = s.links
+                spans.append(Span(
+                    raw_trace.hex(), raw_span.hex(), s.name, parent,
+                    kind_names.get(s.kind, "UNSPECIFIED"),
+                    s.start_time_unix_nano, s.end_time_unix_nano,
+                    status_names.get(status.code, "UNSET"), status.message,
+                    _pb_attrs(s.attributes, out),
+                    [SpanEvent(e.name, e.time_unix_nano, _pb_attrs(e.attributes, out))
+                     for e in events] if events else [],
+                    [SpanLink(lk.trace_id.hex(), lk.span_id.hex(),
+                              _pb_attrs(lk.attributes, out)) for lk in links] if links else [],
+                    resource, scope_name, scope_version,
                 ))
     return out
 
