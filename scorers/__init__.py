@@ -3,7 +3,14 @@
 Users write `from scorers import create_scorer, PromptStep, Judge`.
 """
 
-from scorers.builder import NotScorable, PromptStep, Scorer, StepResults, create_scorer, not_scorable
+from scorers.builder import (
+    NotScorable,
+    PromptStep,
+    Scorer,
+    StepResults,
+    create_scorer,
+    not_scorable,
+)
 from scorers.errors import (
     ConfigError,
     JudgeAuthError,

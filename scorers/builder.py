@@ -17,7 +17,7 @@ import inspect
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -42,7 +42,7 @@ __all__ = [
 
 StepName = Literal["preprocess", "analyze", "generate_score", "generate_reason"]
 
-PrepareRun = Callable[[ScorerRun], Union[ScorerRun, Awaitable[ScorerRun]]]
+PrepareRun = Callable[[ScorerRun], ScorerRun | Awaitable[ScorerRun]]
 StepFunction = Callable[..., Any]
 
 

@@ -30,7 +30,7 @@ import typing
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Union, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import anthropic
 import jsonschema  # type: ignore[import-untyped]
@@ -86,7 +86,7 @@ INLINE_TEMPLATE = ("Return your response as JSON matching this schema:\n\n{schem
 SYSTEM_TEMPLATE = ("\n\nJSON schema:\n{schema}\n"
                    "You MUST answer with a JSON object that matches the JSON schema above.")
 
-InjectionSetting = Union[bool, Literal["auto", "system", "inline"]]
+InjectionSetting = bool | Literal["auto", "system", "inline"]
 Mode = Literal["native", "system", "inline"]
 
 

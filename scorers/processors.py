@@ -27,7 +27,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Protocol, Union, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import anthropic
 
@@ -42,7 +42,7 @@ __all__ = [
     "retry_after_seconds",
 ]
 
-Delay = Union[float, Callable[[int], Union[float, Awaitable[float]]]]
+Delay = float | Callable[[int], float | Awaitable[float]]
 MatchFn = Callable[[BaseException], bool]
 
 _AUTH_CODES = frozenset({"access_denied", "authentication_error", "forbidden", "invalid_api_key",

@@ -9,7 +9,7 @@ and it is the choice Mastra makes for the same trace.
 from __future__ import annotations
 
 import hashlib
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
@@ -47,7 +47,7 @@ class RatioSampling(BaseModel):
         return value
 
 
-Sampling = Annotated[Union[NoSampling, RatioSampling], Field(discriminator="type")]
+Sampling = Annotated[NoSampling | RatioSampling, Field(discriminator="type")]
 """The sampling config: a pydantic discriminated union on `type` (reuse it in config models)."""
 
 _ADAPTER: TypeAdapter[NoSampling | RatioSampling] = TypeAdapter(Sampling)

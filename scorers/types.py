@@ -8,8 +8,8 @@ validates from either spelling and dumps camelCase by default.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Union
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -109,12 +109,12 @@ def _part_tag(value: Any) -> str:
 
 
 Part = Annotated[
-    Union[
-        Annotated[TextPart, Tag("text")],
-        Annotated[ToolInvocationPart, Tag("tool-invocation")],
-        Annotated[ReasoningPart, Tag("reasoning")],
-        Annotated[OtherPart, Tag("other")],
-    ],
+    (
+        Annotated[TextPart, Tag("text")]
+        | Annotated[ToolInvocationPart, Tag("tool-invocation")]
+        | Annotated[ReasoningPart, Tag("reasoning")]
+        | Annotated[OtherPart, Tag("other")]
+    ),
     Discriminator(_part_tag),
 ]
 
@@ -307,7 +307,7 @@ class ScorerInfo(_Model):
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class ScoreRecord(_Model):

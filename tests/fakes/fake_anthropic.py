@@ -50,9 +50,10 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable, Union
+from typing import Any
 
 try:  # as a sibling module (capture venvs put tests/fakes on sys.path) or as tests.fakes
     from _http import LoopbackFake, LoopbackServer, read_body, send, sse_event
@@ -144,7 +145,7 @@ class Reply:
     content_type: str = "application/json"
 
 
-ReplySource = Union[Reply, Callable[[RecordedRequest], Reply]]
+ReplySource = Reply | Callable[[RecordedRequest], Reply]
 
 
 def structured(obj: Any, *, delay: float = 0.0, headers: dict[str, str] | None = None,

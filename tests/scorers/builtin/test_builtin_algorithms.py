@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
-
 from scorers.builtin import analyze_sentiment, compare_two_strings, extract_keywords
 from scorers.builtin._js import collapse_ws, js_len, js_truthy, trim
 from scorers.builtin.completeness import calculate_coverage

@@ -19,7 +19,7 @@ from scorers.builtin import (
     get_builtin,
 )
 from scorers.errors import ConfigError
-from scorers.types import ToolInvocation, ToolInvocationPart, TextPart, MessageContent
+from scorers.types import MessageContent, TextPart, ToolInvocation, ToolInvocationPart
 
 CODE_IDS = {"completeness", "content_similarity", "keyword_coverage", "textual_difference",
             "tone", "tool_call_accuracy"}
