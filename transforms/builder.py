@@ -196,7 +196,8 @@ def build_runs(trace: Trace) -> BuildResult:
         if f is None:
             continue
         facts[sid] = f
-        reasons.update(f.reasons)
+        if f.reasons:  # Counter.update costs a Mapping check even for an empty list
+            reasons.update(f.reasons)
         own: list[_Call] = []
         if f.is_model_call and f.role != "agent":
             # Every event on a model-call span describes that one call (openlit repeats a
@@ -519,6 +520,8 @@ def _set_result(inv: ToolInvocation, p: NPart | ToolFact) -> None:
 
 def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
     """Normalized messages -> Mastra messages; tool results fold into their invocation."""
+    if not msgs:
+        return []
     out: list[Message] = []
     by_id: dict[str, ToolInvocation] = {}
     waiting: list[ToolInvocation] = []
@@ -599,8 +602,15 @@ def _first_attr(spans: list[Span], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def _jsonable(value: Any) -> Any:
     """Attribute values as JSON-safe values: OTLP bytes become base64 text."""
+    if type(value) is dict:  # the common case: a flat map of plain values, copied in one go
+        plain = _PLAIN
+        if all(type(v) in plain for v in value.values()):
+            return dict(value)
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, list):

@@ -9,6 +9,7 @@ run builder merges facts per agent root. Messages are normalized to OTel GenAI "
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,6 +176,26 @@ def _text_depth_ok(text: str) -> bool:
     return text.count("[") + text.count("{") <= MAX_JSON_DEPTH
 
 
+# json.loads' own (C) scanner, called without json.loads' Python layers (BOM check, two
+# whitespace regex matches, decode/raw_decode): this runs once per JSON attribute.
+_scan_once: Callable[[str, int], tuple[Any, int]] = (
+    json.JSONDecoder().scan_once)  # type: ignore[attr-defined]  # set in __init__, not in typeshed
+
+
+def _loads(text: str) -> Any:
+    """`json.loads` for text without surrounding whitespace (callers strip it).
+
+    Same values and the same failures (ValueError, RecursionError) as `json.loads`.
+    """
+    try:
+        value, end = _scan_once(text, 0)
+    except StopIteration as exc:
+        raise json.JSONDecodeError("Expecting value", text, exc.value) from None
+    if end != len(text):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
+
+
 def parse_json_attr(value: Any) -> Parsed:
     """Parse an attribute that may hold JSON text (or already structured values).
 
@@ -190,7 +211,7 @@ def parse_json_attr(value: Any) -> Parsed:
     if not text or text[0] not in "[{\"":
         return Parsed(value, False)
     try:
-        decoded = json.loads(text)
+        decoded = _loads(text)
     except RecursionError:
         return Parsed(value, False, too_deep=True)
     except ValueError:
@@ -212,7 +233,7 @@ def decode_nested(value: Any) -> Any:
         if not text or text[0] not in "[{\"-0123456789tfn":
             return value
         try:
-            decoded = json.loads(text)
+            decoded = _loads(text)
         except (ValueError, RecursionError):
             return value
         if isinstance(decoded, (dict, list)) and not _text_depth_ok(text) and \
@@ -318,6 +339,15 @@ def _norm_openai_tool_calls(calls: Any) -> list[NPart]:
     return parts
 
 
+def _norm_parts(items: list[Any]) -> list[NPart]:
+    parts: list[NPart] = []
+    for x in items:
+        p = _norm_part(x)
+        if p is not None:
+            parts.append(p)
+    return parts
+
+
 def message_from_any(m: Any) -> NMessage | None:
     """One message in OTel-parts, OpenAI, Anthropic or AI SDK shape, normalized."""
     if isinstance(m, str):
@@ -327,8 +357,9 @@ def message_from_any(m: Any) -> NMessage | None:
     role = str(m.get("role", "user") or "user")
     finish = m.get("finish_reason", m.get("finishReason"))
     parts: list[NPart] = []
-    if isinstance(m.get("parts"), list):
-        parts = [p for p in (_norm_part(x) for x in m["parts"]) if p is not None]
+    raw_parts = m.get("parts")
+    if isinstance(raw_parts, list):
+        parts = _norm_parts(raw_parts)
     else:
         content = m.get("content")
         if isinstance(content, str):
@@ -339,7 +370,7 @@ def message_from_any(m: Any) -> NMessage | None:
             elif content:
                 parts.append(NPart("text", content))
         elif isinstance(content, list):
-            parts = [p for p in (_norm_part(x) for x in content) if p is not None]
+            parts = _norm_parts(content)
         elif isinstance(content, dict):
             p = _norm_part(content)
             if p is not None:
