@@ -168,9 +168,9 @@ def main() -> None:
     if args.stages:
         per_pass = spans / base
         best = stages(bodies, args.seconds)
-        print(f"stages (ms per pass; baseline mean, others best): baseline {per_pass * 1e3:.1f}  "
-              + "  ".join(
-            f"{k} {v * 1e3:.1f}" for k, v in best.items()))
+        timings = "  ".join(f"{k} {v * 1e3:.1f}" for k, v in best.items())
+        print(f"stages (ms per pass; baseline mean, others best): baseline {per_pass * 1e3:.1f}"
+              f"  {timings}")
 
 
 if __name__ == "__main__":
