@@ -7,27 +7,34 @@ from __future__ import annotations
 
 import asyncio
 
-from scorers import AgentRunInput, Message, ScorerRun, create_scorer, not_scorable
-
+from scorers import (
+    AgentRunInput,
+    Message,
+    NotScorable,
+    ScorerRun,
+    StepResults,
+    create_scorer,
+    not_scorable,
+)
 
 STOP_WORDS = {"which", "what", "where", "when", "through", "with", "that", "does"}
 
 
-def keywords(run: ScorerRun, results: object) -> object:
+def keywords(run: ScorerRun, results: StepResults) -> list[str] | NotScorable:
     question = run.input.input_messages[-1].text
     words = {w.strip("?.,!").lower() for w in question.split()}
     words = {w for w in words if len(w) > 3 and w not in STOP_WORDS}
     return sorted(words) if words else not_scorable("the question has no keywords")
 
 
-def coverage(run: ScorerRun, results: object) -> float:
+def coverage(run: ScorerRun, results: StepResults) -> float:
     answer = run.output[-1].text.lower()
-    wanted = results.preprocess_step_result  # type: ignore[attr-defined]
+    wanted = results.preprocess_step_result
     return sum(w in answer for w in wanted) / len(wanted)
 
 
-def explain(run: ScorerRun, results: object, score: float) -> str:
-    wanted = results.preprocess_step_result  # type: ignore[attr-defined]
+def explain(run: ScorerRun, results: StepResults, score: float) -> str:
+    wanted = results.preprocess_step_result
     return f"The answer covers {score:.0%} of the question's keywords {wanted}."
 
 
