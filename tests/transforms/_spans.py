@@ -9,8 +9,9 @@ from typing import Any
 
 from transforms.types import LogEvent, Span
 
-# CI runs from a clean clone with ../shared beside it (see .ci/run).
-FIXTURES_PATH = (Path(__file__).resolve().parents[3] / "shared" / "reference"
+# A copy of ../shared/reference/convention-fixtures.json (the team's hand-made attribute sets), so
+# a clone runs its tests on its own; tests/test_fixture_copy.py keeps it equal to the shared one.
+FIXTURES_PATH = (Path(__file__).resolve().parents[1] / "testdata" / "conventions"
                  / "convention-fixtures.json")
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 _ids = itertools.count(1)
