@@ -22,8 +22,16 @@ from scorers.errors import (
     ScorerRunError,
 )
 from scorers.filtering import FilterRun, filter_run
-from scorers.judge import Judge, JudgeProvider, JudgeReply, JudgeRequest, default_model
+from scorers.judge import (
+    Judge,
+    JudgeProvider,
+    JudgeReply,
+    JudgeRequest,
+    default_model,
+    use_judge_provider,
+)
 from scorers.processors import Matcher, RetryDecision, StreamErrorRetryProcessor
+from scorers.records import score_record, skipped_record
 from scorers.redact import PiiRedactor
 from scorers.sampling import NoSampling, RatioSampling, Sampling, is_sampled
 from scorers.types import (
@@ -77,4 +85,7 @@ __all__ = [
     "filter_run",
     "is_sampled",
     "not_scorable",
+    "score_record",
+    "skipped_record",
+    "use_judge_provider",
 ]

@@ -95,4 +95,8 @@ class ScorerRunError(ScorerError):
 
 
 class ExportError(ScorecarError):
-    """A score sink refused or failed."""
+    """A score sink refused or failed; `retryable` says whether to send the same records again."""
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable

@@ -22,13 +22,15 @@ A reply that does not parse or validate gets exactly one more attempt with the s
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import inspect
 import json
 import re
 import time
 import typing
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -68,6 +70,8 @@ __all__ = [
     "ResolvedJudge",
     "call_judge",
     "default_model",
+    "default_provider",
+    "use_judge_provider",
 ]
 
 DEFAULT_TIMEOUT = 60.0
@@ -213,7 +217,8 @@ class Judge(BaseModel):
             timeout=self.timeout if self.timeout is not None else DEFAULT_TIMEOUT,
             max_tokens=self.max_tokens if self.max_tokens is not None else DEFAULT_MAX_TOKENS,
             temperature=self.temperature,
-            provider=self.provider if self.provider is not None else _DEFAULT_PROVIDER,
+            provider=(self.provider if self.provider is not None
+                      else _CURRENT_PROVIDER.get() or _DEFAULT_PROVIDER),
         )
 
 
@@ -341,6 +346,27 @@ class AnthropicProvider:
 
 
 _DEFAULT_PROVIDER = AnthropicProvider()
+_CURRENT_PROVIDER: contextvars.ContextVar[JudgeProvider | None] = contextvars.ContextVar(
+    "scorecar_judge_provider", default=None)
+
+
+def default_provider() -> JudgeProvider:
+    """The process-wide provider judges use when nothing else is set (`AnthropicProvider`)."""
+    return _DEFAULT_PROVIDER
+
+
+@contextlib.contextmanager
+def use_judge_provider(provider: JudgeProvider | None) -> Iterator[None]:
+    """Within this block (this task and the tasks it starts), judges without a provider of
+    their own call `provider` (e.g. the sidecar's rate-limited wrapper, or a scripted fake).
+
+    A `Judge(provider=...)` set explicitly still wins. `None` restores the default.
+    """
+    token = _CURRENT_PROVIDER.set(provider)
+    try:
+        yield
+    finally:
+        _CURRENT_PROVIDER.reset(token)
 
 
 # ---------------------------------------------------------------------- one judge call

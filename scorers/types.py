@@ -315,7 +315,8 @@ class ScoreRecord(_Model):
 
     id: str
     """uuid5 of traceId, spanId and scorerId: the idempotency key downstream."""
-    status: Literal["scored", "not_scorable", "failed"]
+    status: Literal["scored", "not_scorable", "failed", "skipped"]
+    """`skipped`: not run (over the daily token budget, shed); the reason is in `error`."""
     scorer_id: str
     scorer: ScorerInfo
     entity_id: str | None = None

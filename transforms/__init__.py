@@ -6,11 +6,13 @@
 
 from transforms.builder import BuildResult, build_runs, group_traces
 from transforms.detect import detect
+from transforms.roots import RunRoot, run_roots
 from transforms.types import LogEvent, Span, SpanEvent, SpanLink, Trace
 
 __all__ = [
     "BuildResult",
     "LogEvent",
+    "RunRoot",
     "Span",
     "SpanEvent",
     "SpanLink",
@@ -18,4 +20,5 @@ __all__ = [
     "build_runs",
     "detect",
     "group_traces",
+    "run_roots",
 ]

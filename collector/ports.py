@@ -1,0 +1,50 @@
+"""The seams between the stages of the sidecar's data path (DESIGN §5–§6).
+
+Receivers decode a request and hand it to a `SpanSink` (the app's ingest: write-ahead log,
+then per-trace buffers); they never see assembly, the queue or the exporters.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from collector.otlp import Decoded
+
+__all__ = ["Overloaded", "SpanSink"]
+
+
+class Overloaded(Exception):
+    """Refuse this request with a retryable answer (gRPC `UNAVAILABLE` + `RetryInfo`, HTTP 503
+    + `Retry-After`).
+
+    Attributes:
+        reason: the `scorecar_spans_refused_total` reason (`queue_full`, `memory`,
+            `too_many_pending`, `storage`, `shutting_down`).
+        retry_after: seconds the client should wait.
+    """
+
+    def __init__(self, reason: str, retry_after: float = 1.0) -> None:
+        super().__init__(f"scorecar is over its limit ({reason}); retry in {retry_after:g}s")
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class SpanSink(Protocol):
+    """Where receivers put what they decoded."""
+
+    def check_capacity(self) -> None:
+        """Cheap check before decoding a request.
+
+        Raises:
+            Overloaded: the queue, the buffers or memory is over its limit.
+        """
+        ...
+
+    async def accept(self, decoded: Decoded, transport: str) -> None:
+        """Make the decoded spans and log records durable (write-ahead log) and buffer them.
+        Returns only once they are in the log: the receiver may then answer OK.
+
+        Raises:
+            Overloaded: refused as a whole, retryably (nothing of it was kept).
+        """
+        ...
