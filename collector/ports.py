@@ -6,11 +6,13 @@ then per-trace buffers); they never see assembly, the queue or the exporters.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol
 
 from collector.otlp import Decoded
 
-__all__ = ["Overloaded", "SpanSink"]
+__all__ = ["BodyKind", "Overloaded", "SpanSink"]
+
+BodyKind = Literal["traces_protobuf", "logs_protobuf", "traces_json", "logs_json"]
 
 
 class Overloaded(Exception):
@@ -40,9 +42,16 @@ class SpanSink(Protocol):
         """
         ...
 
-    async def accept(self, decoded: Decoded, transport: str) -> None:
+    async def accept(self, decoded: Decoded, transport: str, body: bytes, kind: BodyKind) -> None:
         """Make the decoded spans and log records durable (write-ahead log) and buffer them.
         Returns only once they are in the log: the receiver may then answer OK.
+
+        Args:
+            decoded: what the receiver decoded from `body`.
+            transport: `grpc` or `http` (the `scorecar_spans_received_total` label).
+            body: the request body as received, un-gzipped (the write-ahead log keeps it and
+                decodes it again on replay).
+            kind: how `body` is encoded.
 
         Raises:
             Overloaded: refused as a whole, retryably (nothing of it was kept).
