@@ -1,0 +1,182 @@
+"""Judge limits (DESIGN §5): global concurrency, requests and tokens per minute, a daily token
+budget, and the judge metrics — one `JudgeProvider` wrapped around the real one.
+
+The workers run every job inside `use_judge_provider(limited)`, so every judge call of every
+scorer (that has no provider of its own) goes through `LimitedProvider.complete`. Retries of the
+judge's error processors are separate calls, so each one waits for its own turn here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import Literal
+
+import anthropic
+from aiolimiter import AsyncLimiter
+
+from exporters.prometheus import Metrics
+from scorers.errors import JudgeAuthError, JudgeRequestError, JudgeUnavailableError
+from scorers.judge import JudgeProvider, JudgeReply, JudgeRequest
+from scorers.processors import is_auth_error, is_provider_retryable
+
+__all__ = ["LimitedProvider", "Outcome", "TokenBudget", "classify_error", "estimate_tokens"]
+
+Outcome = Literal["ok", "retryable", "auth", "refused", "error"]
+CHARS_PER_TOKEN = 4
+"""Rough characters per token, for the estimate charged before a call."""
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class TokenBudget:
+    """A daily judge token budget (input + output tokens) that resets at 00:00 UTC.
+
+    Args:
+        limit: tokens per UTC day; None means no budget (never exhausted).
+        clock: the current time, timezone-aware (injected in tests).
+    """
+
+    def __init__(self, limit: int | None, *, clock: Callable[[], datetime] = _utcnow) -> None:
+        self.limit = limit
+        self._clock = clock
+        self._day: date = self._today()
+        self._used = 0
+
+    def _today(self) -> date:
+        return self._clock().astimezone(UTC).date()
+
+    def _roll(self) -> None:
+        today = self._today()
+        if today != self._day:
+            self._day = today
+            self._used = 0
+
+    @property
+    def used(self) -> int:
+        """Tokens charged today (UTC)."""
+        self._roll()
+        return self._used
+
+    def charge(self, tokens: int) -> None:
+        """Count `tokens` against today's budget."""
+        self._roll()
+        self._used += max(0, tokens)
+
+    def exhausted(self) -> bool:
+        """True when today's budget is used up (jobs of judge scorers are then skipped)."""
+        if self.limit is None:
+            return False
+        self._roll()
+        return self._used >= self.limit
+
+
+def estimate_tokens(request: JudgeRequest) -> int:
+    """A cheap estimate of a request's input tokens: its text length / 4, rounded up."""
+    chars = len(request.system)
+    for message in request.messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and isinstance(block.get("text"), str):
+                    chars += len(block["text"])
+    for schema in (request.output_schema, request.tool):
+        if schema is not None:
+            chars += len(json.dumps(schema))
+    return max(1, math.ceil(chars / CHARS_PER_TOKEN))
+
+
+def classify_error(exc: BaseException) -> Outcome:
+    """The `outcome` label of a failed judge call.
+
+    `auth`: 401/403 and authentication/permission errors; `retryable`: what the provider marks
+    retryable (408, 409, 429, 5xx, connection errors, timeouts); `refused`: the provider refused
+    the request itself (other 4xx); `error`: anything else.
+    """
+    if isinstance(exc, JudgeAuthError) or is_auth_error(exc):
+        return "auth"
+    if isinstance(exc, JudgeUnavailableError) or is_provider_retryable(exc):
+        return "retryable"
+    if isinstance(exc, (JudgeRequestError, anthropic.APIStatusError)):
+        return "refused"
+    return "error"
+
+
+class LimitedProvider:
+    """A `JudgeProvider` that applies the sidecar's judge limits around another provider.
+
+    Args:
+        inner: the provider that makes the call (e.g. `scorers.judge.default_provider()`).
+        max_concurrency: judge calls in flight at most (`judge.max_concurrency`).
+        requests_per_minute: token bucket of calls per minute; None for no limit.
+        tokens_per_minute: token bucket of judge tokens per minute; None for no limit. A call
+            is charged an estimate of its input tokens before it is made, and the difference to
+            its real usage (input + output) is charged to the next call.
+        metrics: `judge_requests{model,outcome}`, `judge_tokens{model,type}` and
+            `judge_request_duration{model}` are observed here.
+        daily_token_budget: judge tokens per UTC day; None for no budget (`self.budget`).
+        clock: the current time for the budget's UTC day (injected in tests).
+        budget: a `TokenBudget` to charge instead of one built from `daily_token_budget`
+            (share it with the `WorkerPool`).
+    """
+
+    def __init__(self, inner: JudgeProvider, *, max_concurrency: int = 8,
+                 requests_per_minute: float | None = 600, tokens_per_minute: float | None = None,
+                 metrics: Metrics, daily_token_budget: int | None = None,
+                 clock: Callable[[], datetime] = _utcnow,
+                 budget: TokenBudget | None = None) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.inner = inner
+        self.metrics = metrics
+        self.budget = (budget if budget is not None
+                       else TokenBudget(daily_token_budget, clock=clock))
+        self._semaphore = asyncio.Semaphore(max_concurrency)
+        self._requests = (AsyncLimiter(requests_per_minute, 60.0)
+                          if requests_per_minute else None)
+        self._tokens = AsyncLimiter(tokens_per_minute, 60.0) if tokens_per_minute else None
+        self._token_debt = 0.0
+
+    async def _acquire_tokens(self, estimate: int) -> float:
+        assert self._tokens is not None
+        amount = min(max(0.0, estimate + self._token_debt), self._tokens.max_rate)
+        self._token_debt = 0.0
+        await self._tokens.acquire(amount)
+        return amount
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """Wait for a concurrency slot and both buckets, then make the call and count it."""
+        model = request.model
+        async with self._semaphore:
+            if self._requests is not None:
+                await self._requests.acquire()
+            charged = 0.0
+            if self._tokens is not None:
+                charged = await self._acquire_tokens(estimate_tokens(request))
+            started = time.perf_counter()
+            try:
+                reply = await self.inner.complete(request)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.metrics.judge_request_duration.labels(model).observe(
+                    time.perf_counter() - started)
+                self.metrics.judge_requests.labels(model, classify_error(exc)).inc()
+                raise
+        self.metrics.judge_request_duration.labels(model).observe(time.perf_counter() - started)
+        self.metrics.judge_requests.labels(model, "ok").inc()
+        used = reply.input_tokens + reply.output_tokens
+        self.metrics.judge_tokens.labels(model, "input").inc(reply.input_tokens)
+        self.metrics.judge_tokens.labels(model, "output").inc(reply.output_tokens)
+        self.budget.charge(used)
+        if self._tokens is not None:
+            self._token_debt += used - charged
+        return reply

@@ -1,0 +1,442 @@
+"""Scheduling, scoring and score export (DESIGN §5).
+
+- `Scheduler.schedule(runs)`: each run against each configured scorer — `filter`, then sampling —
+  and one job per (run, scorer) into the queue. Every decision is counted.
+- `WorkerPool`: claims unscored jobs and runs each in its own asyncio task, under the scorer's
+  `timeout` and inside `use_judge_provider(provider)` (the rate-limited judge). The outcome —
+  scored, not scorable, failed, or skipped (daily token budget) — becomes a `ScoreRecord` that is
+  stored in the queue *before* it is exported, so a re-run after a crash never yields a second
+  value for one score id. An export loop sends stored records in batches to every sink that has
+  not confirmed them yet, retries a failing sink with jittered, capped exponential backoff, and
+  acknowledges (deletes) a job once every sink confirmed it.
+
+Metrics observed here: `agent_runs`, `runs_skipped` (filtered, sampled_out, queue_full,
+daily_token_budget), `queue_depth`, `scorer_duration`, `export{exporter,outcome}` and
+`score_lag`. The `PrometheusSink` observes `score` and `scorer_runs` from the records it
+receives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import ValidationError
+
+from collector.limits import TokenBudget
+from collector.queue import Job, JobQueue, QueueFull, job_for
+from collector.specs import ScorerSpec
+from exporters.prometheus import Metrics
+from exporters.sink import ScoreSink
+from scorers import Scorer, ScorerRun, create_scorer, use_judge_provider
+from scorers.errors import ExportError, JudgeAuthError, ScorerError
+from scorers.judge import JudgeProvider
+from scorers.records import score_record, skipped_record
+from scorers.sampling import is_sampled
+from scorers.types import RunTarget, ScoreRecord, ScorerResult, run_id_for
+
+__all__ = ["Scheduler", "WorkerPool"]
+
+log = logging.getLogger(__name__)
+
+BUDGET_REASON = "daily_token_budget"
+
+
+class Scheduler:
+    """Turns ready runs into queued jobs.
+
+    Args:
+        specs: the configured scorers.
+        queue: where jobs go.
+        metrics: `agent_runs{convention}`, `runs_skipped{scorer,reason}` and `queue_depth`.
+        on_jobs: called after new jobs were queued (e.g. `WorkerPool.notify`, so workers
+            start at once instead of at their next poll).
+    """
+
+    def __init__(self, specs: Sequence[ScorerSpec], queue: JobQueue, metrics: Metrics, *,
+                 on_jobs: Callable[[], None] | None = None) -> None:
+        self.specs = list(specs)
+        self.queue = queue
+        self.metrics = metrics
+        self.on_jobs = on_jobs
+
+    def schedule(self, runs: Sequence[ScorerRun], *, rescore: bool = False) -> int:
+        """Queue one job per (run, scorer) that passes the scorer's filter and sampling.
+
+        Args:
+            runs: runs of ready traces.
+            rescore: the runs were rebuilt after late spans: queue their jobs again under the
+                same score ids, even when already scored (the new score replaces the old one
+                downstream).
+
+        Returns:
+            How many jobs were queued (jobs already queued or recently done are not counted).
+
+        Raises:
+            QueueFull: the queue is at `max_jobs`; nothing of these runs was queued, and every
+                refused job is counted in `runs_skipped{scorer,"queue_full"}`.
+        """
+        jobs: list[Job] = []
+        for run in runs:
+            t = run.target
+            self.metrics.agent_runs.labels((t.convention if t else None) or "unknown").inc()
+            for spec in self.specs:
+                if not spec.filter.matches(run):
+                    self.metrics.runs_skipped.labels(spec.id, "filtered").inc()
+                elif not is_sampled(spec.sampling, t.trace_id if t else None, run.run_id):
+                    self.metrics.runs_skipped.labels(spec.id, "sampled_out").inc()
+                else:
+                    jobs.append(job_for(run, spec.id))
+        if not jobs:
+            return 0
+        try:
+            queued = self.queue.put_many(jobs, replace=rescore)
+        except QueueFull as exc:
+            for job in jobs:
+                self.metrics.runs_skipped.labels(job.scorer_id, "queue_full").inc()
+            log.warning("%s", exc)
+            raise
+        finally:
+            self.metrics.queue_depth.set(self.queue.depth())
+        if queued and self.on_jobs is not None:
+            self.on_jobs()
+        return queued
+
+
+@dataclass(slots=True)
+class _SinkState:
+    failures: int = 0
+    next_try: float = 0.0
+
+
+SendOutcome = Literal["ok", "dropped", "retry", "skipped"]
+
+
+class WorkerPool:
+    """Runs queued jobs and exports their records.
+
+    Args:
+        specs: the configured scorers (a job whose scorer is not among them fails, clearly).
+        queue: the job queue.
+        sinks: every enabled exporter; a job is acknowledged once all of them confirmed it.
+        metrics: see the module docstring.
+        provider: the judge provider every job runs under (the app passes its
+            `LimitedProvider`); None leaves judges on their own default.
+        budget: the daily token budget (`LimitedProvider.budget`); when exhausted, jobs of
+            judge scorers are skipped (`skipped` records, reason `daily_token_budget`).
+        concurrency: jobs running at once (set it above `judge.max_concurrency`, so jobs
+            waiting for the judge do not starve code scorers).
+        export_batch: records per `export()` call.
+        backoff_initial: first wait, seconds, after a sink failed with a retryable error.
+        backoff_max: cap of that wait (it doubles per failure, jittered down to half).
+        poll_interval: how often idle loops look at the queue without being notified.
+        clock: wall clock, Unix seconds (score lag, backoff deadlines).
+    """
+
+    def __init__(self, specs: Sequence[ScorerSpec], queue: JobQueue,
+                 sinks: Sequence[ScoreSink], metrics: Metrics, *,
+                 provider: JudgeProvider | None = None, budget: TokenBudget | None = None,
+                 concurrency: int = 32, export_batch: int = 100, backoff_initial: float = 1.0,
+                 backoff_max: float = 60.0, poll_interval: float = 0.25,
+                 clock: Callable[[], float] = time.time) -> None:
+        if concurrency < 1 or export_batch < 1:
+            raise ValueError("concurrency and export_batch must be at least 1")
+        names = [sink.name for sink in sinks]
+        if len(set(names)) != len(names):
+            raise ValueError(f"sink names must be distinct: {names}")
+        self.specs: Mapping[str, ScorerSpec] = {spec.id: spec for spec in specs}
+        self.queue = queue
+        self.sinks = list(sinks)
+        self.metrics = metrics
+        self.provider = provider
+        self.budget = budget
+        self.concurrency = concurrency
+        self.export_batch = export_batch
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.poll_interval = poll_interval
+        self.clock = clock
+        self._sink_state = {sink.name: _SinkState() for sink in self.sinks}
+        self._running: dict[asyncio.Task[None], Job] = {}
+        self._claim_task: asyncio.Task[None] | None = None
+        self._export_task: asyncio.Task[None] | None = None
+        self._claim_wake: asyncio.Event | None = None
+        self._export_wake: asyncio.Event | None = None
+        self._stopping = False
+        self._auth_reported = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Release leases a previous process left (`queue.recover()`) and start the loops."""
+        if self._claim_task is not None:
+            raise RuntimeError("the worker pool is already running")
+        released = self.queue.recover()
+        if released:
+            log.info("re-queued %d jobs that were in flight when scorecar last stopped", released)
+        self._stopping = False
+        self._claim_wake = asyncio.Event()
+        self._export_wake = asyncio.Event()
+        self._set_depth()
+        self._claim_task = asyncio.create_task(self._claim_loop(), name="scorecar-workers")
+        self._export_task = asyncio.create_task(self._export_loop(), name="scorecar-export")
+
+    def notify(self) -> None:
+        """New jobs were queued: claim them now rather than at the next poll."""
+        if self._claim_wake is not None:
+            self._claim_wake.set()
+
+    wake = notify
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop claiming; let running jobs finish and flush stored records within `grace`
+        seconds. Jobs still running then are cancelled and stay queued for the next start;
+        records not yet confirmed stay stored and are exported after the next start."""
+        if self._claim_task is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, grace)
+        self._stopping = True
+        self.notify()
+        await self._claim_task
+        running = list(self._running)
+        if running:
+            _, pending = await asyncio.wait(running, timeout=max(0.0, deadline - loop.time()))
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+        if self._export_task is not None:
+            self._wake_export()
+            try:
+                await asyncio.wait_for(asyncio.shield(self._export_task),
+                                       max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                self._export_task.cancel()
+                await asyncio.gather(self._export_task, return_exceptions=True)
+        self._claim_task = self._export_task = None
+        self._set_depth()
+
+    async def drain(self, timeout: float = 30.0) -> None:
+        """Wait until the queue is empty: every job scored and confirmed by every sink.
+
+        Raises:
+            TimeoutError: jobs are still queued after `timeout` seconds.
+        """
+        async with asyncio.timeout(timeout):
+            while self.queue.depth() > 0:
+                self.notify()
+                self._wake_export()
+                await asyncio.sleep(0.01)
+
+    # ------------------------------------------------------------------ scoring
+
+    def _set_depth(self) -> None:
+        self.metrics.queue_depth.set(self.queue.depth())
+
+    def _wake_export(self) -> None:
+        if self._export_wake is not None:
+            self._export_wake.set()
+
+    async def _claim_loop(self) -> None:
+        assert self._claim_wake is not None
+        wake = self._claim_wake
+        while not self._stopping:
+            wake.clear()
+            free = self.concurrency - len(self._running)
+            jobs = self.queue.claim_unscored(free, self.clock()) if free > 0 else []
+            for job in jobs:
+                task = asyncio.create_task(self._run_job(job), name=f"score {job.scorer_id}")
+                self._running[task] = job
+                task.add_done_callback(self._job_done)
+            if not jobs or len(jobs) == free:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), self.poll_interval)
+
+    def _job_done(self, task: asyncio.Task[None]) -> None:
+        self._running.pop(task, None)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("scoring job failed unexpectedly", exc_info=task.exception())
+        self.notify()
+
+    async def _run_job(self, job: Job) -> None:
+        try:
+            record = await self._score(job)
+        except asyncio.CancelledError:
+            self.queue.release([job.id])  # stays queued for the next start
+            raise
+        except Exception:
+            # A fault of ours, not of the scorer's (those become failed records): try later.
+            self.queue.retry_later(job.id, self.clock() + self.backoff_max)
+            raise
+        self.queue.store_result(job.id, record.model_dump_json(by_alias=True))
+        self._wake_export()
+
+    async def _score(self, job: Job) -> ScoreRecord:
+        spec = self.specs.get(job.scorer_id)
+        try:
+            run = job.run()
+        except ValidationError as exc:
+            run = ScorerRun(run_id=run_id_for(job.trace_id or "", job.span_id or ""),
+                            target=RunTarget(trace_id=job.trace_id, span_id=job.span_id))
+            scorer = spec.scorer if spec is not None else _unknown_scorer(job.scorer_id)
+            return score_record(scorer, run, ScorerError(
+                f"the queued run could not be decoded: {exc.error_count()} errors"))
+        if spec is None:
+            return score_record(_unknown_scorer(job.scorer_id), run, ScorerError(
+                f"scorer {job.scorer_id!r} is not configured (the configuration changed after "
+                "this job was queued)"))
+        scorer = spec.scorer
+        if scorer.has_judge and self.budget is not None and self.budget.exhausted():
+            self.metrics.runs_skipped.labels(scorer.id, BUDGET_REASON).inc()
+            return skipped_record(scorer, run, BUDGET_REASON,
+                                  f"the judge's daily token budget ({self.budget.limit} tokens) "
+                                  "is used up; it resets at 00:00 UTC")
+        outcome: ScorerResult | BaseException
+        started = time.perf_counter()
+        deadline = asyncio.timeout(spec.timeout)
+        try:
+            with self._judge_provider():
+                async with deadline:
+                    outcome = await scorer.run(run)
+        except TimeoutError as exc:
+            outcome = (TimeoutError(f"scorer {scorer.id!r} did not finish within "
+                                    f"{spec.timeout:g} s") if deadline.expired() else exc)
+        except Exception as exc:
+            outcome = exc
+        finally:
+            self.metrics.scorer_duration.labels(scorer.id).observe(time.perf_counter() - started)
+        if isinstance(outcome, BaseException) and _is_auth_failure(outcome):
+            self._report_auth(scorer.id)
+        return score_record(scorer, run, outcome)
+
+    @contextlib.contextmanager
+    def _judge_provider(self) -> Iterator[None]:
+        if self.provider is None:
+            yield
+        else:
+            with use_judge_provider(self.provider):
+                yield
+
+    def _report_auth(self, scorer_id: str) -> None:
+        if self._auth_reported:
+            return
+        self._auth_reported = True
+        log.error("CONFIGURATION ERROR: the judge refused scorecar's credentials (HTTP 401/403) "
+                  "while scorer %r ran. Judge scorers fail until the API key (judge.api_key_env) "
+                  "is fixed; such calls are never retried. This is reported once.", scorer_id)
+
+    # ------------------------------------------------------------------ export
+
+    async def _export_loop(self) -> None:
+        assert self._export_wake is not None
+        wake = self._export_wake
+        while True:
+            wake.clear()
+            handled = await self._export_once()
+            if handled:
+                continue
+            if self._stopping and not self._running:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), self.poll_interval)
+
+    async def _export_once(self) -> int:
+        """Export one batch of stored records; return how many jobs were handled."""
+        now = self.clock()
+        jobs = self.queue.claim_scored(self.export_batch, now)
+        if not jobs:
+            return 0
+        handled: set[str] = set()
+        try:
+            records: dict[str, ScoreRecord] = {}
+            for job in jobs:
+                try:
+                    records[job.id] = ScoreRecord.model_validate_json(job.result_json or "")
+                except ValidationError:
+                    log.error("stored score record of job %s is unreadable; dropped", job.id)
+                    for sink in self.sinks:
+                        self.metrics.export.labels(sink.name, "dropped").inc()
+                    self.queue.ack([job.id])
+                    handled.add(job.id)
+            live = [job for job in jobs if job.id in records]
+            confirmed = {job.id: set(job.confirmed) for job in live}
+            sends = []
+            for sink in self.sinks:
+                todo = [job for job in live if sink.name not in job.confirmed]
+                if todo and self._sink_state[sink.name].next_try <= now:
+                    sends.append(self._send(sink, todo, records))
+            for sink_name, ids in await asyncio.gather(*sends):
+                for job_id in ids:
+                    confirmed[job_id].add(sink_name)
+            done = [job for job in live
+                    if all(sink.name in confirmed[job.id] for sink in self.sinks)]
+            self.queue.ack([job.id for job in done])
+            wall = self.clock()
+            for job in done:
+                handled.add(job.id)
+                if job.run_ended_at is not None:
+                    self.metrics.score_lag.observe(max(0.0, wall - job.run_ended_at))
+            for job in live:
+                if job.id in handled:
+                    continue
+                waits = [self._sink_state[s.name].next_try for s in self.sinks
+                         if s.name not in confirmed[job.id]]
+                self.queue.retry_later(job.id, min(waits, default=0.0))
+                handled.add(job.id)
+        finally:
+            self.queue.release([job.id for job in jobs if job.id not in handled])
+            self._set_depth()
+        return len(jobs)
+
+    async def _send(self, sink: ScoreSink, jobs: Sequence[Job],
+                    records: Mapping[str, ScoreRecord]) -> tuple[str, list[str]]:
+        """Export to one sink; return the ids it confirmed (or that were dropped for good)."""
+        ids = [job.id for job in jobs]
+        state = self._sink_state[sink.name]
+        try:
+            await sink.export([records[i] for i in ids])
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            retryable = exc.retryable if isinstance(exc, ExportError) else True
+            if not isinstance(exc, ExportError):
+                log.exception("exporter %s raised an unexpected error; will retry", sink.name)
+            if not retryable:
+                log.error("exporter %s refused %d records for good (dropped): %s",
+                          sink.name, len(ids), exc)
+                self.metrics.export.labels(sink.name, "dropped").inc(len(ids))
+                self.queue.confirm(ids, sink.name)
+                return sink.name, ids
+            state.failures += 1
+            delay = min(self.backoff_max, self.backoff_initial * 2 ** (state.failures - 1))
+            state.next_try = self.clock() + delay * random.uniform(0.5, 1.0)
+            self.metrics.export.labels(sink.name, "retry").inc(len(ids))
+            log.warning("exporter %s failed (%s); retrying %d records in about %.1f s",
+                        sink.name, exc, len(ids), delay)
+            return sink.name, []
+        state.failures = 0
+        state.next_try = 0.0
+        self.metrics.export.labels(sink.name, "ok").inc(len(ids))
+        self.queue.confirm(ids, sink.name)
+        return sink.name, ids
+
+
+def _unknown_scorer(scorer_id: str) -> Scorer:
+    return create_scorer(id=scorer_id, description="(not configured)")
+
+
+def _is_auth_failure(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, JudgeAuthError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__
+    return False
