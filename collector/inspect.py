@@ -17,14 +17,20 @@ from pathlib import Path
 from typing import IO
 
 from collector.otlp import Decoded, decode_json_bytes
+from scorers.errors import ScorecarError
 from scorers.types import ScorerRun
 from transforms import build_runs, group_traces
 
-__all__ = ["InspectResult", "UnreadableInput", "inspect_files", "read_otlp_file", "write_report"]
+__all__ = ["InspectResult", "UnreadableInput", "UnreadableInputError", "inspect_files",
+           "read_otlp_file", "write_report"]
 
 
-class UnreadableInput(Exception):
-    """A file could not be read at all (missing, a directory, permission denied)."""
+class UnreadableInputError(ScorecarError):
+    """A file could not be read at all (missing, a directory, permission denied, not OTLP JSON)."""
+
+
+UnreadableInput = UnreadableInputError
+"""The former name, kept while `collector/cli.py` and `collector/__init__.py` import it."""
 
 
 @dataclass(slots=True)
@@ -43,12 +49,12 @@ def read_otlp_file(path: Path) -> Decoded:
     """Decode one file: JSON lines, or a single (possibly multi-line) JSON document.
 
     Raises:
-        UnreadableInput: the file cannot be opened or read.
+        UnreadableInputError: the file cannot be opened or read.
     """
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise UnreadableInput(f"{path}: {exc.strerror or exc}") from exc
+        raise UnreadableInputError(f"{path}: {exc.strerror or exc}") from exc
     out = Decoded()
     stripped = data.strip()
     if not stripped:
@@ -69,7 +75,7 @@ def read_otlp_file(path: Path) -> Decoded:
         out.extend(part)
     if usable == 0:
         first = out.errors[0] if out.errors else "no OTLP request found"
-        raise UnreadableInput(f"{path}: not OTLP JSON ({first})")
+        raise UnreadableInputError(f"{path}: not OTLP JSON ({first})")
     return out
 
 

@@ -1,24 +1,31 @@
 """The scorecar error tree.
 
 ```
-ScorecarError                 retryable = False
+ScorecarError                 retryable = False, retry_after = None
 ├─ ConfigError                bad configuration; raised at startup only
-├─ TransformError             a span that cannot be mapped: counted and dropped
-├─ ScorerError                a scorer could not produce a score
+├─ ScorerError                a scorer could not produce a score (execution: the failed judge call)
 │  ├─ ScorerRunError          a step failed (failed_step, completed_steps, partial_result)
 │  ├─ JudgeUnavailableError   retryable = True: the provider could not be reached or was busy
+│  │                          (retry_after: the wait it asked for, in seconds)
 │  ├─ JudgeAuthError          401/403: a configuration error, never retried
 │  ├─ JudgeRequestError       the provider refused the request itself (400, 404, 413, 422 …)
 │  └─ JudgeParseError         the judge's reply did not parse or validate, fallback included
-└─ ExportError                a score sink refused or failed
+├─ ExportError                a score sink refused or failed (retryable= says whether to resend)
+└─ collector.inspect.UnreadableInputError   `scorecar inspect` cannot read a file
 ```
 
-Retry wrappers only look at `exc.retryable`.
+Judge providers raise the `Judge…Error`s themselves, with the provider's own error (e.g. the
+`anthropic` SDK's `RateLimitError`) as `__cause__`. Retry wrappers — the judge's error
+processors, the sidecar's rate limiter, the exporters' retry loop — only look at `exc.retryable`
+and `exc.retry_after`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scorers.types import JudgeExecution
 
 __all__ = [
     "ConfigError",
@@ -30,40 +37,66 @@ __all__ = [
     "ScorecarError",
     "ScorerError",
     "ScorerRunError",
-    "TransformError",
 ]
 
 
 class ScorecarError(Exception):
-    """Root of every error scorecar raises on purpose."""
+    """Root of every error scorecar raises on purpose.
+
+    Attributes:
+        retryable: whether doing the same thing again may succeed.
+        retry_after: seconds the other side asked us to wait before retrying, or None.
+    """
 
     retryable: bool = False
+    retry_after: float | None = None
 
 
 class ConfigError(ScorecarError):
     """The configuration is invalid; lists every problem at once."""
 
 
-class TransformError(ScorecarError):
-    """A span or log record could not be used; carries a fixed reason code."""
-
-    def __init__(self, reason: str, message: str = "") -> None:
-        super().__init__(f"{reason}: {message}" if message else reason)
-        self.reason = reason
-
-
 class ScorerError(ScorecarError):
-    """A scorer could not produce a score."""
+    """A scorer could not produce a score.
+
+    Args:
+        message: what went wrong.
+        code: the provider's error code (`overloaded_error`, `http_400`, `timeout` …), or None.
+        execution: the record of the failed judge call (`JudgeExecution`: model, attempts,
+            HTTP calls, tokens, duration), when the failure happened in one.
+    """
+
+    def __init__(self, message: str = "", *, code: str | None = None,
+                 execution: JudgeExecution | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.execution = execution
 
 
 class JudgeUnavailableError(ScorerError):
-    """The judge could not be reached or answered busy after every allowed retry."""
+    """The judge could not be reached or answered busy.
+
+    Args:
+        message: what went wrong.
+        retry_after: the wait the provider asked for (Retry-After), in seconds, or None.
+        retryable: False for a failure no provider marks transient (e.g. a 200 whose body is
+            not an API reply): retried only by `retry_unknown_errors`.
+        code: the provider's error code, or None.
+        execution: the failed judge call's record, once the call has given up.
+    """
 
     retryable = True
 
+    def __init__(self, message: str = "", *, retry_after: float | None = None,
+                 retryable: bool = True, code: str | None = None,
+                 execution: JudgeExecution | None = None) -> None:
+        super().__init__(message, code=code, execution=execution)
+        self.retry_after = retry_after
+        self.retryable = retryable
+
 
 class JudgeAuthError(ScorerError):
-    """The judge refused our credentials (401/403). Never retried."""
+    """The judge refused our credentials (401/403), or there are none. Never retried."""
 
 
 class JudgeRequestError(ScorerError):

@@ -111,3 +111,15 @@ def test_unreadable_input_fails_clearly(tmp_path: Path) -> None:
     code, runs, err = _invoke(str(garbage))
     assert code == 2 and runs == []
     assert "not OTLP JSON" in err
+
+
+def test_an_unreadable_file_is_a_scorecar_error(tmp_path: Path) -> None:
+    import pytest
+
+    from collector.inspect import UnreadableInputError, read_otlp_file
+    from scorers.errors import ScorecarError
+
+    with pytest.raises(UnreadableInputError) as info:
+        read_otlp_file(tmp_path / "missing.jsonl")
+    assert isinstance(info.value, ScorecarError) and not info.value.retryable
+    assert "missing.jsonl" in str(info.value)
