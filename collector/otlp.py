@@ -4,8 +4,9 @@ The receivers and `scorecar inspect` use this. Nothing here raises on bad input:
 that does not parse, or a span/log record with bad ids, is refused and counted under a fixed
 reason code in `Decoded.refused`, and everything else in the same request is kept.
 
-Reason codes: `malformed_protobuf`, `malformed_json`, `invalid_utf8`, `too_deep`,
-`bad_trace_id`, `bad_span_id`, `bad_parent_id`, `log_without_trace`, `not_otlp`.
+Reason codes (`transforms.reasons.Reason`): `malformed_protobuf`, `malformed_json`,
+`invalid_utf8`, `too_deep`, `bad_trace_id`, `bad_span_id`, `bad_parent_id`,
+`log_without_trace`, `not_otlp`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from transforms.reasons import Reason
 from transforms.types import LogEvent, Span, SpanEvent, SpanLink
 
 __all__ = [
@@ -57,8 +59,13 @@ class Decoded:
     refused: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
 
-    def refuse(self, reason: str, message: str) -> None:
-        """Count one refusal and remember its message (the first 20 only)."""
+    def refuse(self, reason: Reason | str, message: str) -> None:
+        """Count one refusal and remember its message (the first 20 only).
+
+        Raises:
+            ValueError: `reason` is not a `Reason` code (the set is closed).
+        """
+        reason = Reason(reason)
         self.refused[reason] += 1
         if len(self.errors) < 20:
             self.errors.append(f"{reason}: {message}")
@@ -84,7 +91,7 @@ def _pb_value(v: AnyValue, depth: int, out: Decoded) -> Any:
     if which is None:
         return None
     if depth >= MAX_VALUE_DEPTH:
-        out.refuse("too_deep", f"attribute value nested deeper than {MAX_VALUE_DEPTH}")
+        out.refuse(Reason.TOO_DEEP, f"attribute value nested deeper than {MAX_VALUE_DEPTH}")
         return _TOO_DEEP
     depth += 1
     # Scalar members inlined (one WhichOneof each): maps and arrays of strings are common.
@@ -141,7 +148,7 @@ def decode_traces_protobuf(data: bytes) -> Decoded:
     try:
         req.ParseFromString(data)
     except (DecodeError, RecursionError, ValueError) as exc:
-        out.refuse("malformed_protobuf", f"ExportTraceServiceRequest did not parse: {exc}")
+        out.refuse(Reason.MALFORMED_PROTOBUF, f"ExportTraceServiceRequest did not parse: {exc}")
         return out
     spans = out.spans
     kind_names, status_names = _KIND_NAMES, _STATUS_NAMES
@@ -153,16 +160,16 @@ def decode_traces_protobuf(data: bytes) -> Decoded:
                 # _hex_id, inlined: once per span id on the hot path.
                 raw_trace, raw_span = s.trace_id, s.span_id
                 if len(raw_trace) != 16 or raw_trace == _ZERO_TRACE:
-                    out.refuse("bad_trace_id", f"span {s.name!r} has trace id {raw_trace.hex()!r}")
+                    out.refuse(Reason.BAD_TRACE_ID, f"span {s.name!r} has trace id {raw_trace.hex()!r}")
                     continue
                 if len(raw_span) != 8 or raw_span == _ZERO_SPAN:
-                    out.refuse("bad_span_id", f"span {s.name!r} has span id {raw_span.hex()!r}")
+                    out.refuse(Reason.BAD_SPAN_ID, f"span {s.name!r} has span id {raw_span.hex()!r}")
                     continue
                 parent: str | None = None
                 raw_parent = s.parent_span_id
                 if raw_parent:
                     if len(raw_parent) != 8 or raw_parent == _ZERO_SPAN:
-                        out.refuse("bad_parent_id",
+                        out.refuse(Reason.BAD_PARENT_ID,
                                    f"span {s.name!r} has parent id {raw_parent.hex()!r}")
                         continue
                     parent = raw_parent.hex()
@@ -195,7 +202,7 @@ def decode_logs_protobuf(data: bytes) -> Decoded:
     try:
         req.ParseFromString(data)
     except (DecodeError, RecursionError, ValueError) as exc:
-        out.refuse("malformed_protobuf", f"ExportLogsServiceRequest did not parse: {exc}")
+        out.refuse(Reason.MALFORMED_PROTOBUF, f"ExportLogsServiceRequest did not parse: {exc}")
         return out
     for rl in req.resource_logs:
         resource = _pb_attrs(rl.resource.attributes, out)
@@ -203,7 +210,7 @@ def decode_logs_protobuf(data: bytes) -> Decoded:
             for r in sl.log_records:
                 trace_id = _hex_id(r.trace_id, 16)
                 if trace_id is None:
-                    out.refuse("log_without_trace", "log record without a valid trace id")
+                    out.refuse(Reason.LOG_WITHOUT_TRACE, "log record without a valid trace id")
                     continue
                 span_id = _hex_id(r.span_id, 8) or ""
                 attrs = _pb_attrs(r.attributes, out)
@@ -292,7 +299,7 @@ def _json_value(v: Any, depth: int, out: Decoded) -> Any:
         except (TypeError, ValueError):
             return None
     if depth >= MAX_VALUE_DEPTH:
-        out.refuse("too_deep", f"attribute value nested deeper than {MAX_VALUE_DEPTH}")
+        out.refuse(Reason.TOO_DEEP, f"attribute value nested deeper than {MAX_VALUE_DEPTH}")
         return _TOO_DEEP
     if "arrayValue" in v or "array_value" in v:
         arr = _get(v, "arrayValue", "array_value") or {}
@@ -331,7 +338,7 @@ def _json_enum(value: Any, names: tuple[str, ...], prefix: str, default: str) ->
 def _decode_json_spans(doc: dict[str, Any], out: Decoded) -> None:
     for rs in _get(doc, "resourceSpans", "resource_spans") or []:
         if not isinstance(rs, dict):
-            out.refuse("not_otlp", "resourceSpans item is not an object")
+            out.refuse(Reason.NOT_OTLP, "resourceSpans item is not an object")
             continue
         resource = _json_attrs((rs.get("resource") or {}).get("attributes"), out)
         for ss in _get(rs, "scopeSpans", "scope_spans") or []:
@@ -340,7 +347,7 @@ def _decode_json_spans(doc: dict[str, Any], out: Decoded) -> None:
             scope = ss.get("scope") or {}
             for s in ss.get("spans") or []:
                 if not isinstance(s, dict):
-                    out.refuse("not_otlp", "span is not an object")
+                    out.refuse(Reason.NOT_OTLP, "span is not an object")
                     continue
                 name = str(s.get("name", ""))
                 try:
@@ -348,19 +355,19 @@ def _decode_json_spans(doc: dict[str, Any], out: Decoded) -> None:
                     if trace_id is None:
                         raise _BadId("")
                 except _BadId as exc:
-                    out.refuse("bad_trace_id", f"span {name!r} has trace id {exc}")
+                    out.refuse(Reason.BAD_TRACE_ID, f"span {name!r} has trace id {exc}")
                     continue
                 try:
                     span_id = _json_id(_get(s, "spanId", "span_id"), 8)
                     if span_id is None:
                         raise _BadId("")
                 except _BadId as exc:
-                    out.refuse("bad_span_id", f"span {name!r} has span id {exc}")
+                    out.refuse(Reason.BAD_SPAN_ID, f"span {name!r} has span id {exc}")
                     continue
                 try:
                     parent = _json_id(_get(s, "parentSpanId", "parent_span_id"), 8)
                 except _BadId as exc:
-                    out.refuse("bad_parent_id", f"span {name!r} has parent id {exc}")
+                    out.refuse(Reason.BAD_PARENT_ID, f"span {name!r} has parent id {exc}")
                     continue
                 status = s.get("status") or {}
                 events = []
@@ -397,7 +404,7 @@ def _decode_json_spans(doc: dict[str, Any], out: Decoded) -> None:
 def _decode_json_logs(doc: dict[str, Any], out: Decoded) -> None:
     for rl in _get(doc, "resourceLogs", "resource_logs") or []:
         if not isinstance(rl, dict):
-            out.refuse("not_otlp", "resourceLogs item is not an object")
+            out.refuse(Reason.NOT_OTLP, "resourceLogs item is not an object")
             continue
         resource = _json_attrs((rl.get("resource") or {}).get("attributes"), out)
         for sl in _get(rl, "scopeLogs", "scope_logs") or []:
@@ -406,14 +413,14 @@ def _decode_json_logs(doc: dict[str, Any], out: Decoded) -> None:
             scope = sl.get("scope") or {}
             for r in _get(sl, "logRecords", "log_records") or []:
                 if not isinstance(r, dict):
-                    out.refuse("not_otlp", "log record is not an object")
+                    out.refuse(Reason.NOT_OTLP, "log record is not an object")
                     continue
                 try:
                     trace_id = _json_id(_get(r, "traceId", "trace_id"), 16)
                 except _BadId:
                     trace_id = None
                 if trace_id is None:
-                    out.refuse("log_without_trace", "log record without a valid trace id")
+                    out.refuse(Reason.LOG_WITHOUT_TRACE, "log record without a valid trace id")
                     continue
                 try:
                     span_id = _json_id(_get(r, "spanId", "span_id"), 8) or ""
@@ -448,13 +455,13 @@ def decode_json(doc: Any) -> Decoded:
     out = Decoded()
     if not isinstance(doc, dict) or not any(
             k in doc for k in ("resourceSpans", "resource_spans", "resourceLogs", "resource_logs")):
-        out.refuse("not_otlp", "not an OTLP ExportTraceServiceRequest/ExportLogsServiceRequest")
+        out.refuse(Reason.NOT_OTLP, "not an OTLP ExportTraceServiceRequest/ExportLogsServiceRequest")
         return out
     try:
         _decode_json_spans(doc, out)
         _decode_json_logs(doc, out)
     except RecursionError:
-        out.refuse("too_deep", "OTLP JSON nested too deep")
+        out.refuse(Reason.TOO_DEEP, "OTLP JSON nested too deep")
     return out
 
 
@@ -469,7 +476,7 @@ def decode_json_bytes(data: bytes | str) -> Decoded:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            out.refuse("invalid_utf8", f"request body is not valid UTF-8 ({exc.reason} at "
+            out.refuse(Reason.INVALID_UTF8, f"request body is not valid UTF-8 ({exc.reason} at "
                                        f"byte {exc.start}); bad bytes replaced")
             text = data.decode("utf-8", errors="replace")
     else:
@@ -477,10 +484,10 @@ def decode_json_bytes(data: bytes | str) -> Decoded:
     try:
         doc = json.loads(text)
     except RecursionError:
-        out.refuse("too_deep", "JSON nested too deep")
+        out.refuse(Reason.TOO_DEEP, "JSON nested too deep")
         return out
     except ValueError as exc:
-        out.refuse("malformed_json", f"not JSON: {exc}")
+        out.refuse(Reason.MALFORMED_JSON, f"not JSON: {exc}")
         return out
     out.extend(decode_json(doc))
     return out

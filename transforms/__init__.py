@@ -6,12 +6,14 @@
 
 from transforms.builder import BuildResult, build_runs, group_traces
 from transforms.detect import detect
+from transforms.reasons import Reason
 from transforms.roots import RunRoot, run_roots
 from transforms.types import LogEvent, Span, SpanEvent, SpanLink, Trace
 
 __all__ = [
     "BuildResult",
     "LogEvent",
+    "Reason",
     "RunRoot",
     "Span",
     "SpanEvent",

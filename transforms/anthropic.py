@@ -20,6 +20,7 @@ from typing import Any
 
 from transforms import genai
 from transforms.common import SpanFacts, decode_nested, parse_json_attr, part_text
+from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = ["extract", "is_anthropic"]
@@ -46,7 +47,7 @@ def extract(span: Span) -> SpanFacts:
         # The SDK drops whole old parts to fit its byte limit: the JSON stays valid, the
         # content is incomplete.
         facts.truncated = True
-        facts.reasons.append("truncated_content")
+        facts.reasons.append(Reason.TRUNCATED_CONTENT)
     if facts.role == "tool" and facts.tool is not None:
         tool = facts.tool
         raw = a.get("anthropic.tool_result.content")

@@ -5,11 +5,7 @@ module merges those facts per agent root. Nothing here raises on bad input: what
 used is counted under a fixed reason code in `BuildResult.reasons`, and the other runs of the
 same trace still come out.
 
-Reason codes: `duplicate`, `own_span` (loop guard: scope `scorecar`), `orphan`,
-`no_root`, `parent_cycle`, `orphan_log`, `not_genai`, `evaluation_event`,
-`truncated_json`, `truncated_content`, `too_deep_json`, `redacted`, `capture_off`,
-`no_output`, `no_input`, `nested_call` (one API call recorded by two libraries: counted once),
-`agent_wrapper`, `thread_history_missing`, `no_run`, `extract_error`, `build_error`.
+Reason codes: `transforms.reasons.Reason`.
 """
 
 from __future__ import annotations
@@ -20,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from scorers.semconv import EVALUATION_EVENT, INSTRUMENTATION_SCOPE
 from scorers.types import (
     AgentRunInput,
     Message,
@@ -36,11 +33,11 @@ from scorers.types import (
 from transforms.common import NMessage, NPart, SpanFacts, ToolFact, parse_json_attr
 from transforms.detect import extract_span
 from transforms.genai import MESSAGE_EVENTS, calls_from_events
+from transforms.reasons import Reason
 from transforms.types import LogEvent, Span, Trace, ns_to_datetime
 
 __all__ = ["BuildResult", "build_runs", "group_traces"]
 
-LOOP_GUARD_SCOPE = "scorecar"
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 _DERIVED_ORDER = ("systemMessages", "taggedSystemMessages", "inputMessages", "rememberedMessages")
 _TOOL_FINISH = frozenset({"tool_call", "tool_calls", "tool-calls", "tool_use", "function_call"})
@@ -72,7 +69,7 @@ class BuildResult:
     Attributes:
         runs: one `ScorerRun` per agent invocation (or bare model call), sorted by
             (startedAt, traceId, spanId).
-        reasons: counts of reason codes (see the module docstring).
+        reasons: counts per reason code (`Reason` members; a `Counter` keyed by str).
     """
 
     runs: list[ScorerRun] = field(default_factory=list)
@@ -138,12 +135,12 @@ def build_runs(trace: Trace) -> BuildResult:
     # 1. De-duplicate (OTLP allows duplicate delivery) and apply the loop guard.
     spans: dict[str, Span] = {}
     for s in trace.spans:
-        if s.scope_name == LOOP_GUARD_SCOPE:
-            reasons["own_span"] += 1
+        if s.scope_name == INSTRUMENTATION_SCOPE:
+            reasons[Reason.OWN_SPAN] += 1
             continue
         old = spans.get(s.span_id)
         if old is not None:
-            reasons["duplicate"] += 1
+            reasons[Reason.DUPLICATE] += 1
             if old.end_time_unix_nano == 0 and s.end_time_unix_nano:
                 spans[s.span_id] = s  # the ended copy knows more
             continue
@@ -158,24 +155,24 @@ def build_runs(trace: Trace) -> BuildResult:
                                           _event_body(e.attributes)))
     seen_logs: set[tuple[Any, ...]] = set()
     for lg in trace.logs:
-        if lg.scope_name == LOOP_GUARD_SCOPE:
-            reasons["own_span"] += 1
+        if lg.scope_name == INSTRUMENTATION_SCOPE:
+            reasons[Reason.OWN_SPAN] += 1
             continue
-        if lg.event_name == "gen_ai.evaluation.result":
-            reasons["evaluation_event"] += 1
+        if lg.event_name == EVALUATION_EVENT:
+            reasons[Reason.EVALUATION_EVENT] += 1
             continue
         if lg.event_name not in MESSAGE_EVENTS:
-            reasons["not_genai"] += 1
+            reasons[Reason.NOT_GENAI] += 1
             continue
         if lg.span_id not in spans:
-            reasons["orphan_log"] += 1
+            reasons[Reason.ORPHAN_LOG] += 1
             continue
         # A re-delivered record repeats its span, time and name; distinct records differ in
         # time (SDK timestamps are ns) — a record without a time falls back to its content.
         key = (lg.span_id, lg.time_unix_nano, lg.event_name,
                repr(lg.body) if not lg.time_unix_nano else "")
         if key in seen_logs:
-            reasons["duplicate"] += 1
+            reasons[Reason.DUPLICATE] += 1
             continue
         seen_logs.add(key)
         events[lg.span_id].append((lg.time_unix_nano, lg.event_name, lg.attributes, lg.body))
@@ -189,7 +186,7 @@ def build_runs(trace: Trace) -> BuildResult:
             evs = events.get(sid)
             ev_calls = calls_from_events(evs, f.convention if f else "genai") if evs else []
         except Exception:  # noqa: BLE001 - an unusable span is counted, never fatal
-            reasons["extract_error"] += 1
+            reasons[Reason.EXTRACT_ERROR] += 1
             continue
         if f is None and ev_calls:
             f = SpanFacts(ev_calls[0].facts.convention)
@@ -227,15 +224,15 @@ def build_runs(trace: Trace) -> BuildResult:
             roots.append(sid)
             true_roots += 1
         elif p == sid:
-            reasons["parent_cycle"] += 1
+            reasons[Reason.PARENT_CYCLE] += 1
             roots.append(sid)
         elif p not in spans:
-            reasons["orphan"] += 1
+            reasons[Reason.ORPHAN] += 1
             roots.append(sid)
         else:
             children[p].append(sid)
     if spans and true_roots == 0:
-        reasons["no_root"] += 1
+        reasons[Reason.NO_ROOT] += 1
 
     def start_key(x: str) -> tuple[int, str]:
         return (spans[x].start_time_unix_nano, x)
@@ -273,7 +270,7 @@ def build_runs(trace: Trace) -> BuildResult:
                 cur = nxt
             if cur in reached:
                 continue
-            reasons["parent_cycle"] += 1
+            reasons[Reason.PARENT_CYCLE] += 1
             p = spans[cur].parent_span_id
             if p is not None and cur in children.get(p, []):
                 children[p].remove(cur)
@@ -329,7 +326,7 @@ def build_runs(trace: Trace) -> BuildResult:
             else:
                 owner[sid] = run_of
     if not run_roots:
-        reasons["not_genai" if not facts else "no_run"] += 1
+        reasons[Reason.NOT_GENAI if not facts else "no_run"] += 1
         return result
 
     owned: dict[str, list[str]] = defaultdict(list)
@@ -345,13 +342,13 @@ def build_runs(trace: Trace) -> BuildResult:
         if has_agent_below.get(root) and rf.root_input is None and rf.root_output is None \
                 and not any(sid in calls for sid in owned[root]):
             run_roots.remove(root)
-            reasons["agent_wrapper"] += 1
+            reasons[Reason.AGENT_WRAPPER] += 1
 
     for root in run_roots:
         try:
             run = _build_run(trace.trace_id, spans, facts, calls, root, owned[root], reasons)
         except Exception:  # noqa: BLE001 - one bad run never costs the others
-            reasons["build_error"] += 1
+            reasons[Reason.BUILD_ERROR] += 1
             continue
         result.runs.append(run)
     result.runs.sort(key=_run_sort_key)
@@ -379,7 +376,7 @@ def _merge_nested_calls(order: list[str], parent: dict[str, str | None],
         if outer is None or sid not in calls or not _is_call_span(facts.get(sid)):
             continue
         _merge_call(calls[outer][0].facts, calls.pop(sid)[0].facts)
-        reasons["nested_call"] += 1
+        reasons[Reason.NESTED_CALL] += 1
 
 
 def _merge_call(outer: SpanFacts, inner: SpanFacts) -> None:
@@ -435,7 +432,7 @@ def _stitch_threads(spans: dict[str, Span], calls: dict[str, list[_Call]],
                     f.instructions = prev[2]
                 f.stitched = True
         elif f.continues:
-            reasons["thread_history_missing"] += 1
+            reasons[Reason.THREAD_HISTORY_MISSING] += 1
         instructions = f.instructions if f.instructions is not None else (
             prev[2] if prev is not None and f.continues else None)
         if instructions is None:
@@ -725,7 +722,7 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
     remembered = _convert(remembered_n,
                           ns_to_datetime(run_calls[0].start) if run_calls else started)
     if not input_messages:
-        reasons["no_input"] += 1
+        reasons[Reason.NO_INPUT] += 1
 
     # Output: intermediate text, every tool call under the root with its result, final text.
     # The last-ending call that did not stop for a tool wrote the final answer; its text is
@@ -807,7 +804,7 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
         output.append(Message(role="assistant", created_at=ended or started,
                               content=MessageContent(content=final_text, parts=parts)))
     else:
-        reasons["no_output"] += 1
+        reasons[Reason.NO_OUTPUT] += 1
 
     truncated = any(f.truncated for f in all_facts)
     redacted = any(f.redacted for f in all_facts)
@@ -819,9 +816,9 @@ def _build_run(trace_id: str, spans: dict[str, Span], facts: dict[str, SpanFacts
         t.args is not None for m in output for t in m.tool_invocations)
     capture_off = capture_off and not (input_ok and output_ok)
     if redacted:
-        reasons["redacted"] += 1
+        reasons[Reason.REDACTED] += 1
     if capture_off:
-        reasons["capture_off"] += 1
+        reasons[Reason.CAPTURE_OFF] += 1
 
     owned_spans = [spans[sid] for sid in owned]
     # An unnamed agent (e.g. a tool-runner span) is named after its model, like a bare run.

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from transforms.reasons import Reason
+
 __all__ = [
     "NMessage",
     "NPart",
@@ -145,7 +147,7 @@ class SpanFacts:
     cut_output: str | None = None
     redacted: bool = False
     capture_off: bool = False
-    reasons: list[str] = field(default_factory=list)
+    reasons: list[Reason] = field(default_factory=list)
 
     @property
     def is_model_call(self) -> bool:

@@ -24,6 +24,7 @@ from transforms.common import (
     messages_from_any,
     parse_json_attr,
 )
+from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = [
@@ -51,9 +52,9 @@ def read_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
     if not parsed.ok:
         if parsed.truncated:
             facts.truncated = True
-            facts.reasons.append("truncated_json")
+            facts.reasons.append(Reason.TRUNCATED_JSON)
         elif parsed.too_deep:
-            facts.reasons.append("too_deep_json")
+            facts.reasons.append(Reason.TOO_DEEP)
         if is_redacted(value):
             facts.redacted = True
         return None
@@ -83,7 +84,7 @@ def instructions_from(facts: SpanFacts, value: Any) -> list[str] | None:
     if not parsed.ok:
         if parsed.truncated:
             facts.truncated = True
-            facts.reasons.append("truncated_json")
+            facts.reasons.append(Reason.TRUNCATED_JSON)
         text = str(value)
         if is_redacted(text):
             facts.redacted = True

@@ -24,6 +24,7 @@ from transforms.common import (
     messages_from_any,
     parse_json_attr,
 )
+from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = ["extract"]
@@ -43,10 +44,10 @@ def _json(facts: SpanFacts, value: Any) -> tuple[Any, bool]:
     if not parsed.ok:
         if parsed.truncated:
             facts.truncated = True
-            facts.reasons.append("truncated_json")
+            facts.reasons.append(Reason.TRUNCATED_JSON)
             return value, False
         if parsed.too_deep:
-            facts.reasons.append("too_deep_json")
+            facts.reasons.append(Reason.TOO_DEEP)
             return value, False
     return parsed.value, True
 

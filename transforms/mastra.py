@@ -24,6 +24,7 @@ from transforms.common import (
     messages_from_any,
     parse_json_attr,
 )
+from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = ["extract", "is_mastra"]
@@ -48,16 +49,16 @@ def _json(facts: SpanFacts, value: Any) -> tuple[Any, bool]:
         return None, False
     if isinstance(value, str) and value.endswith(_CUT_SUFFIX):
         facts.truncated = True
-        facts.reasons.append("truncated_json")
+        facts.reasons.append(Reason.TRUNCATED_JSON)
         return value, False
     parsed = parse_json_attr(value)
     if not parsed.ok:
         if parsed.truncated:
             facts.truncated = True
-            facts.reasons.append("truncated_json")
+            facts.reasons.append(Reason.TRUNCATED_JSON)
             return value, False
         if parsed.too_deep:
-            facts.reasons.append("too_deep_json")
+            facts.reasons.append(Reason.TOO_DEEP)
             return value, False
         if is_redacted(value):
             facts.redacted = True

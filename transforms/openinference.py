@@ -18,6 +18,7 @@ from transforms.common import (
     messages_from_any,
     parse_json_attr,
 )
+from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = ["extract", "unflatten_messages"]
@@ -128,7 +129,7 @@ def _io_value(facts: SpanFacts, a: dict[str, Any], key: str) -> tuple[Any, bool]
         if not parsed.ok:
             if parsed.truncated:
                 facts.truncated = True
-                facts.reasons.append("truncated_json")
+                facts.reasons.append(Reason.TRUNCATED_JSON)
             return raw, False
         return parsed.value, True
     return raw, True

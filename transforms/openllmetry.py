@@ -23,6 +23,7 @@ from transforms.common import (
     parse_json_attr,
 )
 from transforms.openinference import _indexed_list, _set_path
+from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = ["extract", "is_openllmetry", "unflatten_prompts"]
@@ -91,10 +92,10 @@ def _entity(facts: SpanFacts, value: Any) -> tuple[Any, bool]:
     if not parsed.ok:
         if parsed.truncated:
             facts.truncated = True
-            facts.reasons.append("truncated_json")
+            facts.reasons.append(Reason.TRUNCATED_JSON)
             return value, False
         if parsed.too_deep:
-            facts.reasons.append("too_deep_json")
+            facts.reasons.append(Reason.TOO_DEEP)
             return value, False
     return parsed.value, True
 

@@ -31,6 +31,7 @@ from transforms.common import (
     part_text,
 )
 from transforms.genai import cut_text, read_messages
+from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = ["extract", "is_vercel"]
@@ -97,7 +98,7 @@ def _root(span: Span, facts: SpanFacts) -> None:
                     facts.input_mode = "conversation"
         elif parsed.truncated:
             facts.truncated = True
-            facts.reasons.append("truncated_json")
+            facts.reasons.append(Reason.TRUNCATED_JSON)
             facts.cut_input = cut_text(raw)
         if is_redacted(raw):
             facts.redacted = True
@@ -136,7 +137,7 @@ def _step_output(facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
                 parts.extend(m.parts)
         elif parsed.truncated:
             facts.truncated = True
-            facts.reasons.append("truncated_json")
+            facts.reasons.append(Reason.TRUNCATED_JSON)
     if not parts and not any(k in a for k in _OUTPUT_KEYS):
         return None
     finish = _s(a.get("ai.response.finishReason", a.get("ai.finishReason")))

@@ -10,7 +10,8 @@ from typing import Any
 
 from collector.otlp import Decoded, decode_json_bytes
 from scorers.types import Message, ScorerRun
-from transforms import build_runs, group_traces
+from transforms import BuildResult, Trace, build_runs, group_traces
+from transforms.reasons import Reason
 
 
 def decode_file(path: Path) -> Decoded:
@@ -25,7 +26,7 @@ def runs_of(decoded: Decoded) -> tuple[list[ScorerRun], Counter[str]]:
     runs: list[ScorerRun] = []
     reasons: Counter[str] = Counter()
     for trace in group_traces(decoded.spans, decoded.logs).values():
-        built = build_runs(trace)
+        built = checked_build_runs(trace)
         runs.extend(built.runs)
         reasons.update(built.reasons)
     runs.sort(key=lambda r: (r.target.started_at, r.target.trace_id, r.target.span_id))
@@ -105,3 +106,11 @@ def compare_run(expected: dict[str, Any], run: ScorerRun) -> list[str]:
         if "toolCalls" in exp_out:
             _check_tool_calls("output", exp_out["toolCalls"], out, problems)
     return problems
+
+
+def checked_build_runs(trace: Trace) -> BuildResult:
+    """`build_runs`, asserting that every reason it counts is a `Reason` member."""
+    result = build_runs(trace)
+    stray = [k for k in result.reasons if not isinstance(k, Reason)]
+    assert not stray, f"reason codes outside transforms.Reason: {stray}"
+    return result

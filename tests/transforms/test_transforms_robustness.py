@@ -7,8 +7,9 @@ import json
 import random
 
 from scorers.types import ScorerRun
+from tests.transforms._runs import checked_build_runs as build_runs
 from tests.transforms._spans import TRACE, genai_agent_trace, new_span_id, span
-from transforms import Trace, build_runs
+from transforms import Trace
 
 QUESTION = "What's the weather in Paris?"
 ANSWER = "It's 14°C and raining in Paris, Ana."
@@ -197,7 +198,7 @@ def test_deeply_nested_json_attribute() -> None:
         if s.name.startswith("chat"):
             s.attributes["gen_ai.input.messages"] = deep
     result = build_runs(Trace(TRACE, good + bad))
-    assert result.reasons["too_deep_json"] == 2
+    assert result.reasons["too_deep"] == 2
     weather, other = result.runs
     _assert_weather_run(weather)
     assert other.output[0].text == "Berlin: 9°C."
