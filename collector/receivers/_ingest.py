@@ -1,0 +1,177 @@
+"""What both receivers do with a request body: check capacity, decode, hand over, count.
+
+The transports only map the outcome (an `Accepted` or a `Refused`) to their own answers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal
+
+from collector.otlp import Decoded, decode_json, decode_logs_protobuf, decode_traces_protobuf
+from collector.ports import BodyKind, Overloaded, SpanSink
+from exporters.prometheus import Metrics
+
+__all__ = ["Accepted", "Refused", "ingest", "refuse"]
+
+log = logging.getLogger("scorecar.receivers")
+
+# Reasons in `Decoded.refused` that dropped a span or log record. The others (`too_deep`,
+# `invalid_utf8`) only altered a value: the item was kept, so the answer carries a warning.
+_DROPPING = frozenset({"bad_trace_id", "bad_span_id", "bad_parent_id", "log_without_trace",
+                       "not_otlp"})
+_MAX_MESSAGE = 1000
+# Exceptions a decoder raises on input of the wrong shape (e.g. `{"resourceSpans": 5}`).
+_SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError, RecursionError)
+
+Status = Literal["malformed", "oversized", "unsupported", "overloaded", "internal"]
+
+
+class Refused(Exception):
+    """The request is refused whole (already counted in `spans_refused`).
+
+    Attributes:
+        status: what kind of refusal; the transport maps it to its code.
+        message: an English explanation for the client.
+        retry_after: seconds the client should wait (`overloaded` and `internal`).
+    """
+
+    def __init__(self, status: Status, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.status: Status = status
+        self.message = message
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """The request was accepted (perhaps partly).
+
+    Attributes:
+        rejected: spans (or log records) dropped from it; 0 with a `message` is a warning.
+        message: why they were dropped ("" when nothing is to be said).
+    """
+
+    rejected: int = 0
+    message: str = ""
+
+
+def refuse(metrics: Metrics, reason: str, status: Status, message: str,
+           retry_after: float = 1.0, count: int = 1) -> Refused:
+    """Count a whole-request refusal and return the exception to raise."""
+    metrics.spans_refused.labels(reason).inc(count)
+    return Refused(status, message, retry_after)
+
+
+def _decode_json_request(body: bytes, logs: bool) -> Decoded:
+    """Decode an OTLP/JSON body for one endpoint, as `decode_json_bytes` would.
+
+    Raises:
+        ValueError: the body is not JSON, not an object, or the other signal's request.
+    """
+    out = Decoded()
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        out.refuse("invalid_utf8", f"request body is not valid UTF-8 ({exc.reason} at byte "
+                                   f"{exc.start}); bad bytes replaced")
+        text = body.decode("utf-8", errors="replace")
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
+    except ValueError as exc:
+        raise ValueError(f"not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"an OTLP JSON request is an object, not {type(doc).__name__}")
+    want, other = ("resourceLogs", "resourceSpans") if logs else ("resourceSpans", "resourceLogs")
+    other_snake = "resource_spans" if logs else "resource_logs"
+    if other in doc or other_snake in doc:
+        endpoint, right = ("/v1/logs", "/v1/traces") if logs else ("/v1/traces", "/v1/logs")
+        raise ValueError(f"{endpoint} takes an Export{'Logs' if logs else 'Trace'}ServiceRequest;"
+                         f" this body has {other}: send it to {right}")
+    snake = "resource_logs" if logs else "resource_spans"
+    if want not in doc and snake not in doc:
+        return out  # `{}`: an empty request (proto3 JSON leaves every field optional)
+    out.extend(decode_json(doc))
+    return out
+
+
+def _decode(body: bytes, kind: BodyKind) -> Decoded:
+    """Decode `body`; raise ValueError with a message when it is malformed as a whole."""
+    try:
+        if kind == "traces_protobuf":
+            decoded = decode_traces_protobuf(body)
+        elif kind == "logs_protobuf":
+            decoded = decode_logs_protobuf(body)
+        else:
+            decoded = _decode_json_request(body, logs=kind == "logs_json")
+    except ValueError:
+        raise
+    except _SHAPE_ERRORS as exc:
+        raise ValueError(f"not an OTLP request: a field has the wrong type ({exc})") from None
+    if decoded.refused["malformed_protobuf"] or decoded.refused["malformed_json"]:
+        raise ValueError(decoded.errors[0] if decoded.errors else "request did not parse")
+    return decoded
+
+
+def _message(decoded: Decoded, rejected: int, noun: str) -> str:
+    head = f"{rejected} {noun} rejected" if rejected else "request accepted with warnings"
+    text = f"{head}: " + "; ".join(decoded.errors)
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+
+
+async def ingest(sink: SpanSink, metrics: Metrics, transport: str, body: bytes,
+                 kind: BodyKind) -> Accepted:
+    """Check capacity, decode `body`, hand it to `sink`, count the outcome.
+
+    Args:
+        sink: where decoded spans and log records go.
+        metrics: counters to increment.
+        transport: `grpc` or `http`.
+        body: the un-gzipped request body (already within the size limit).
+        kind: how `body` is encoded.
+
+    Returns:
+        What to tell the client on success (partial success when items were dropped).
+
+    Raises:
+        Refused: the request is refused whole (counted).
+    """
+    try:
+        sink.check_capacity()
+    except Overloaded as exc:
+        raise refuse(metrics, exc.reason, "overloaded", str(exc), exc.retry_after) from None
+    except Exception:
+        log.exception("span sink failed its capacity check")
+        raise refuse(metrics, "internal", "internal",
+                     "scorecar could not take the request; retry later") from None
+    try:
+        decoded = _decode(body, kind)
+    except ValueError as exc:
+        raise refuse(metrics, "malformed", "malformed", str(exc)) from None
+    n = len(decoded.spans) + len(decoded.logs)
+    if n:
+        try:
+            await sink.accept(decoded, transport, body, kind)
+        except Overloaded as exc:
+            raise refuse(metrics, exc.reason, "overloaded", str(exc), exc.retry_after,
+                         count=n) from None
+        except Exception:
+            log.exception("span sink failed to accept %d items", n)
+            raise refuse(metrics, "internal", "internal",
+                         "scorecar could not store the request; retry later", count=n) from None
+        metrics.spans_received.labels(transport).inc(n)
+    if not decoded.refused:
+        return Accepted()
+    dropped: Counter[str] = Counter({r: c for r, c in decoded.refused.items() if r in _DROPPING})
+    for reason, count in dropped.items():
+        metrics.spans_refused.labels(reason).inc(count)
+    rejected = sum(dropped.values())
+    noun = "log records" if kind.startswith("logs") else "spans"
+    if rejected:
+        log.debug("%s request: %d %s rejected (%s)", transport, rejected, noun, dict(dropped))
+    return Accepted(rejected, _message(decoded, rejected, noun))

@@ -1,0 +1,175 @@
+"""OTLP/gRPC receiver: `TraceService/Export`, `LogsService/Export` and `grpc.health.v1`.
+
+The handlers take the raw request bytes (gRPC does not parse them), so the body that reaches
+`SpanSink.accept` is exactly what the client sent, un-gzipped by gRPC.
+
+Answers (OTLP specification, DESIGN §6):
+
+- accepted: OK with an empty response, or `partial_success` (`rejected_spans` /
+  `rejected_log_records` and an English `error_message`) when some items had bad ids;
+- over `max_recv_msg_size_mib` after decompression: `RESOURCE_EXHAUSTED` (not retryable: no
+  `RetryInfo`). The transport's own limit is twice that, so scorecar answers and counts it;
+  beyond twice the limit gRPC itself refuses, uncounted;
+- malformed protobuf: `INVALID_ARGUMENT` with the parser's message;
+- over capacity (`Overloaded`) or an unexpected error in the sink: `UNAVAILABLE` with a
+  `google.rpc.RetryInfo`, both in `grpc-status-details-bin` (a `google.rpc.Status`, as the
+  Collector and most SDKs read it) and in `google.rpc.retryinfo-bin` (what the OTel Python
+  exporter reads).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import grpc  # type: ignore[import-untyped,unused-ignore]
+from google.protobuf.any_pb2 import Any as AnyPb
+from google.protobuf.duration_pb2 import Duration
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped,unused-ignore]
+from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore[import-untyped,unused-ignore]
+from grpc_health.v1.health import aio as health_aio  # type: ignore[import-untyped,unused-ignore]
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from collector.ports import BodyKind, SpanSink
+from collector.receivers._ingest import Refused, ingest, refuse
+from exporters.prometheus import Metrics
+
+__all__ = ["GrpcReceiver", "LOGS_SERVICE", "TRACE_SERVICE"]
+
+log = logging.getLogger("scorecar.receivers")
+
+TRACE_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"
+_MIB = 1024 * 1024
+
+_Handler = Callable[[bytes, grpc.aio.ServicerContext[bytes, bytes]], Awaitable[bytes]]
+
+
+def _retry_metadata(code: grpc.StatusCode, message: str,
+                    retry_after: float) -> tuple[tuple[str, bytes], ...]:
+    """Trailing metadata carrying `RetryInfo{retry_delay}` in both places clients look."""
+    delay = Duration()
+    delay.FromNanoseconds(round(max(0.0, retry_after) * 1e9))
+    info = error_details_pb2.RetryInfo(retry_delay=delay)
+    detail = AnyPb()
+    detail.Pack(info)
+    status = status_pb2.Status(code=code.value[0], message=message, details=[detail])
+    return (("grpc-status-details-bin", status.SerializeToString()),
+            ("google.rpc.retryinfo-bin", info.SerializeToString()))
+
+
+class GrpcReceiver:
+    """The OTLP/gRPC receiver (grpc.aio).
+
+    Args:
+        sink: where decoded requests go.
+        metrics: `spans_received{transport="grpc"}` and `spans_refused{reason}` are counted here.
+        endpoint: `host:port` to listen on; port 0 picks a free port.
+        max_recv_msg_size_mib: the largest request accepted, after decompression.
+    """
+
+    def __init__(self, sink: SpanSink, metrics: Metrics, *, endpoint: str = "0.0.0.0:4317",
+                 max_recv_msg_size_mib: float = 64) -> None:
+        self._sink = sink
+        self._metrics = metrics
+        self._endpoint = endpoint
+        self._limit = int(max_recv_msg_size_mib * _MIB)
+        self._server: grpc.aio.Server | None = None
+        self._health: health_aio.HealthServicer | None = None
+
+    @property
+    def max_bytes(self) -> int:
+        """The request size limit in bytes."""
+        return self._limit
+
+    async def start(self) -> int:
+        """Bind and start serving; health turns SERVING.
+
+        Returns:
+            The bound port.
+
+        Raises:
+            RuntimeError: already started, or the endpoint could not be bound.
+        """
+        if self._server is not None:
+            raise RuntimeError("GrpcReceiver already started")
+        transport_limit = max(2 * self._limit, 4 * _MIB)
+        server = grpc.aio.server(options=[
+            ("grpc.max_receive_message_length", min(transport_limit, 2**31 - 1)),
+            ("grpc.max_send_message_length", 4 * _MIB),
+        ])
+        server.add_generic_rpc_handlers((
+            self._service(TRACE_SERVICE, "traces_protobuf"),
+            self._service(LOGS_SERVICE, "logs_protobuf"),
+        ))
+        health = health_aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health, server)
+        try:
+            port = server.add_insecure_port(self._endpoint)
+        except RuntimeError as exc:
+            raise RuntimeError(f"cannot listen on {self._endpoint}: {exc}") from exc
+        await server.start()
+        serving = health_pb2.HealthCheckResponse.SERVING
+        for name in ("", TRACE_SERVICE, LOGS_SERVICE):
+            await health.set(name, serving)
+        self._server, self._health = server, health
+        log.info("OTLP/gRPC receiver listening on %s (port %d)", self._endpoint, port)
+        return int(port)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Turn health NOT_SERVING, refuse new calls, let running calls finish within `grace`.
+
+        Idempotent; does nothing if never started.
+        """
+        server, health = self._server, self._health
+        self._server = self._health = None
+        if server is None:
+            return
+        if health is not None:
+            await health.enter_graceful_shutdown()
+        await server.stop(grace)
+        log.info("OTLP/gRPC receiver on %s stopped", self._endpoint)
+
+    def _service(self, service: str, kind: BodyKind) -> grpc.GenericRpcHandler:
+        handler = grpc.unary_unary_rpc_method_handler(
+            self._handler(kind), request_deserializer=None, response_serializer=None)
+        return grpc.method_handlers_generic_handler(service, {"Export": handler})
+
+    def _handler(self, kind: BodyKind) -> _Handler:
+        logs = kind == "logs_protobuf"
+
+        async def export(body: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+            try:
+                if len(body) > self._limit:
+                    raise refuse(self._metrics, "oversized", "oversized",
+                                 f"request of {len(body)} bytes is over the limit of "
+                                 f"{self._limit} bytes (max_recv_msg_size_mib)")
+                accepted = await ingest(self._sink, self._metrics, "grpc", body, kind)
+            except Refused as exc:
+                await self._abort(context, exc)
+                raise AssertionError("unreachable") from None  # abort() raises
+            if logs:
+                resp_logs = ExportLogsServiceResponse()
+                if accepted.message:
+                    resp_logs.partial_success.rejected_log_records = accepted.rejected
+                    resp_logs.partial_success.error_message = accepted.message
+                return resp_logs.SerializeToString()
+            resp = ExportTraceServiceResponse()
+            if accepted.message:
+                resp.partial_success.rejected_spans = accepted.rejected
+                resp.partial_success.error_message = accepted.message
+            return resp.SerializeToString()
+
+        return export
+
+    @staticmethod
+    async def _abort(context: grpc.aio.ServicerContext[bytes, bytes], exc: Refused) -> None:
+        if exc.status == "malformed":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
+        if exc.status == "oversized":
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message)
+        code = grpc.StatusCode.UNAVAILABLE
+        await context.abort(code, exc.message,
+                            trailing_metadata=_retry_metadata(code, exc.message, exc.retry_after))
+
