@@ -25,7 +25,8 @@ import logging
 import math
 import zlib
 
-from aiohttp import web
+from aiohttp import ClientPayloadError, web
+from aiohttp.http_exceptions import HttpProcessingError
 from google.protobuf import json_format
 from google.protobuf.any_pb2 import Any as AnyPb
 from google.protobuf.duration_pb2 import Duration
@@ -145,7 +146,12 @@ class HttpReceiver:
                              f"content type {ctype!r} is not supported; use "
                              f"application/x-protobuf or application/json")
             kind = _KINDS[logs, as_json]
-            body = await self._read(request)
+            try:
+                body = await self._read(request)
+            except (ConnectionError, ClientPayloadError, HttpProcessingError) as exc:
+                log.debug("OTLP/HTTP request body not received whole: %r", exc)
+                raise refuse(self._metrics, "malformed", "malformed",
+                             f"request body ended early ({exc})") from None
             accepted = await ingest(self._sink, self._metrics, "http", body, kind)
         except Refused as exc:
             return self._error(exc, as_json)

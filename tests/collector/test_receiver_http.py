@@ -227,6 +227,23 @@ async def test_a_broken_gzip_body_is_400(rx: Running) -> None:
     assert rx.refused("malformed") == 2
 
 
+async def test_a_body_cut_short_by_the_client_is_counted_not_an_error(
+        rx: Running, caplog: pytest.LogCaptureFixture) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", rx.port)
+    writer.write(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: " + PB.encode()
+                 + b"\r\nContent-Length: 100\r\n\r\n0123456789")
+    await writer.drain()
+    writer.write_eof()
+    await asyncio.wait_for(reader.read(), timeout=5)
+    writer.close()
+    for _ in range(100):
+        if rx.refused("malformed"):
+            break
+        await asyncio.sleep(0.01)
+    assert rx.refused("malformed") == 1 and rx.sink.calls == []
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
 async def test_other_content_types_and_encodings_are_415(rx: Running) -> None:
     status, _, answer = await rx.post("/v1/traces", b"hello", "text/plain")
     assert status == 415 and "text/plain" in _status(answer).message
