@@ -7,12 +7,21 @@ process never collide. The collector increments the receiver, assembly and queue
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
+from collections.abc import Iterable, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
-__all__ = ["CONTENT_TYPE_LATEST", "LabelCap", "Metrics"]
+from scorers.types import ScoreRecord
+
+__all__ = ["CONTENT_TYPE_LATEST", "LabelCap", "Metrics", "PrometheusSink"]
+
+logger = logging.getLogger(__name__)
 
 SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -40,14 +49,33 @@ class LabelCap:
         return self._other
 
 
+class _WithoutCreated(Collector):
+    """A registry's metrics without the `_created` samples.
+
+    prometheus_client adds a `*_created` series (the creation time) to every counter and
+    histogram label set, which doubles the series count for nothing a dashboard uses. Its switch,
+    `disable_created_metrics()`, is process-global; this filter is local to one `Metrics`.
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterable[Metric]:
+        for metric in self._registry.collect():
+            metric.samples = [s for s in metric.samples if not s.name.endswith("_created")]
+            yield metric
+
+
 class Metrics:
     """Every scorecar metric, registered on `self.registry`.
 
     Args:
         max_agents: distinct `agent` label values kept before the rest become `other`.
+        created_series: also expose the `*_created` series of counters and histograms.
     """
 
-    def __init__(self, *, max_agents: int = 100) -> None:
+    def __init__(self, *, max_agents: int = 100, created_series: bool = False) -> None:
+        self._created_series = created_series
         r = self.registry = CollectorRegistry(auto_describe=True)
         self.agent_label = LabelCap(max_agents)
         self.score = Histogram("scorecar_score", "Scores by scorer and agent.",
@@ -91,4 +119,41 @@ class Metrics:
 
     def render(self) -> bytes:
         """The text exposition format of every metric (for `/metrics`)."""
-        return generate_latest(self.registry)
+        if self._created_series:
+            return generate_latest(self.registry)
+        return generate_latest(_WithoutCreated(self.registry))
+
+
+class PrometheusSink:
+    """Observes each exported `ScoreRecord` on `Metrics`: `scorecar_scorer_runs_total{scorer,
+    agent,status}` for every record, `scorecar_score{scorer,agent}` for every score.
+
+    The `agent` label is the record's agent name through `metrics.agent_label` (capped; unknown
+    agents are `unknown`, agents past the cap `other`). Never fails.
+
+    Args:
+        metrics: the process's metrics.
+    """
+
+    name = "prometheus"
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    async def export(self, records: Sequence[ScoreRecord]) -> None:
+        """Count `records` and observe their scores; never raises."""
+        m = self.metrics
+        for record in records:
+            try:
+                name = record.entity.get("name")
+                agent = m.agent_label(name if isinstance(name, str) else None)
+                m.scorer_runs.labels(scorer=record.scorer_id, agent=agent,
+                                     status=record.status).inc()
+                score = record.score
+                if record.status == "scored" and score is not None and math.isfinite(score):
+                    m.score.labels(scorer=record.scorer_id, agent=agent).observe(score)
+            except Exception:  # a metric must never fail an export
+                logger.exception("could not observe score record %s", record.id)
+
+    async def shutdown(self) -> None:
+        """Nothing to release."""

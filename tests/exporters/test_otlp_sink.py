@@ -1,0 +1,301 @@
+"""OtlpSink through the SDK's OTLP exporters into a real OTLP backend on loopback (gRPC, HTTP):
+what a tracing backend receives for each score."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+
+from exporters import OtlpSink, ScoreSink
+from scorers.errors import ExportError
+from tests.exporters._records import (
+    AGENT,
+    REASON,
+    REASON_PROMPT,
+    SCORE_PROMPT,
+    SPAN_ID,
+    TRACE_ID,
+    Records,
+    make_records,
+)
+from tests.fakes.otlp_backend import OtlpBackend
+
+SECRET = "Bearer s3cr3t-token-value"
+SEVERITY_INFO, SEVERITY_WARN = 9, 13
+KIND_INTERNAL, KIND_CLIENT = 1, 3
+STATUS_ERROR = 2
+
+
+@pytest.fixture
+def backend() -> Iterator[OtlpBackend]:
+    with OtlpBackend() as server:
+        yield server
+
+
+@pytest.fixture
+async def records() -> Records:
+    return await make_records()
+
+
+def by_name(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {item["name"]: item for item in items}
+
+
+def sink_for(backend: OtlpBackend, protocol: str, **kwargs: Any) -> OtlpSink:
+    endpoint = backend.endpoint if protocol == "grpc" else backend.http_endpoint
+    return OtlpSink(endpoint=endpoint, protocol=protocol, **kwargs)
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+async def test_each_score_arrives_as_an_evaluation_span_under_the_scored_span(
+        backend: OtlpBackend, records: Records, protocol: str) -> None:
+    sink = sink_for(backend, protocol)
+    assert isinstance(sink, ScoreSink) and sink.name == "otlp"
+    await sink.export(records.traced)
+    await sink.shutdown()
+
+    spans = backend.spans()
+    assert {s["transport"] for s in spans} == {protocol}
+    evaluations = by_name([s for s in spans if s["name"].startswith("evaluation ")])
+    assert set(evaluations) == {"evaluation completeness", "evaluation answer-quality",
+                                "evaluation broken-judge"}
+    for span in evaluations.values():
+        assert span["trace_id"] == TRACE_ID
+        assert span["parent_span_id"] == SPAN_ID
+        assert span["scope"] == "scorecar"
+        assert span["kind"] == KIND_INTERNAL
+        assert span["resource"]["service.name"] == "scorecar"
+        assert span["start_time_unix_nano"] <= span["end_time_unix_nano"]
+        (event,) = span["events"]
+        assert event["name"] == "gen_ai.evaluation.result"
+        assert span["attributes"]["gen_ai.agent.name"] == AGENT
+
+    judged = evaluations["evaluation answer-quality"]
+    event = judged["events"][0]["attributes"]
+    assert event["gen_ai.evaluation.name"] == "answer-quality"
+    assert event["gen_ai.evaluation.score.value"] == 0.75
+    assert event["gen_ai.evaluation.explanation"] == REASON
+    assert event["scorecar.score.id"] == records.judge.id
+    assert event["scorecar.scorer.id"] == "answer-quality"
+    assert "error.type" not in event
+    assert judged["attributes"]["scorecar.status"] == "scored"
+    assert judged["attributes"]["scorecar.run.id"] == records.judge.run_id
+    assert judged["end_time_unix_nano"] == int(records.judge.created_at.timestamp() * 1e6) * 1000
+
+    code = evaluations["evaluation completeness"]["events"][0]["attributes"]
+    assert code["gen_ai.evaluation.score.value"] == pytest.approx(records.code.score)
+
+    failed = evaluations["evaluation broken-judge"]
+    event = failed["events"][0]["attributes"]
+    assert event["error.type"] == "JudgeParseError"
+    assert "gen_ai.evaluation.score.value" not in event
+    assert "not valid JSON" in event["gen_ai.evaluation.explanation"]
+    assert failed["status"]["code"] == STATUS_ERROR
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+async def test_each_score_arrives_as_a_log_event_with_the_scored_span_ids(
+        backend: OtlpBackend, records: Records, protocol: str) -> None:
+    sink = sink_for(backend, protocol)
+    await sink.export([*records.traced, records.offline])
+    await sink.shutdown()
+
+    logs = {log["attributes"]["scorecar.score.id"]: log for log in backend.log_records()}
+    assert len(logs) == 4
+    for record in records.traced:
+        log = logs[record.id]
+        assert (log["trace_id"], log["span_id"]) == (TRACE_ID, SPAN_ID)
+        assert log["scope"] == "scorecar"
+        assert log["event_name"] == "gen_ai.evaluation.result"
+        assert log["attributes"]["event.name"] == "gen_ai.evaluation.result"
+        assert log["attributes"]["gen_ai.evaluation.name"] == record.scorer_id
+        assert log["time_unix_nano"] == int(record.created_at.timestamp() * 1e6) * 1000
+    judged = logs[records.judge.id]["attributes"]
+    assert judged["gen_ai.evaluation.score.value"] == 0.75
+    assert judged["gen_ai.evaluation.explanation"] == REASON
+    assert judged["gen_ai.agent.name"] == AGENT
+    assert logs[records.judge.id]["severity_number"] == SEVERITY_INFO
+    assert logs[records.failed.id]["severity_number"] == SEVERITY_WARN
+    assert logs[records.failed.id]["attributes"]["error.type"] == "JudgeParseError"
+
+    # A record from no trace (offline scoring): a log record without ids, and no span.
+    offline = logs[records.offline.id]
+    assert (offline["trace_id"], offline["span_id"]) == ("", "")
+    assert offline["attributes"]["scorecar.source"] == "TEST"
+    assert not [s for s in backend.spans()
+                if s["attributes"].get("scorecar.score.id") == records.offline.id]
+
+
+async def test_judge_calls_are_child_spans_of_the_evaluation_span(
+        backend: OtlpBackend, records: Records) -> None:
+    sink = sink_for(backend, "grpc")
+    await sink.export([records.judge, records.failed])
+    await sink.shutdown()
+
+    spans = backend.spans()
+    evaluation = {s["attributes"]["scorecar.score.id"]: s for s in spans
+                  if s["name"].startswith("evaluation ")}
+    chats = [s for s in spans if s["name"].startswith("chat ")]
+    assert len(chats) == 3  # score + reason of the judge scorer, the failed call of the other
+    judged = [s for s in chats if s["parent_span_id"] == evaluation[records.judge.id]["span_id"]]
+    steps = {s["attributes"]["scorecar.judge.step"]: s for s in judged}
+    assert set(steps) == {"generate_score", "generate_reason"}
+    score_call = steps["generate_score"]
+    assert score_call["name"] == "chat claude-test-1"
+    assert score_call["trace_id"] == TRACE_ID
+    assert score_call["kind"] == KIND_CLIENT
+    assert score_call["scope"] == "scorecar"
+    attrs = score_call["attributes"]
+    assert attrs["gen_ai.operation.name"] == "chat"
+    assert attrs["gen_ai.request.model"] == "claude-test-1"
+    assert (attrs["gen_ai.usage.input_tokens"], attrs["gen_ai.usage.output_tokens"]) == (120, 8)
+    assert attrs["scorecar.judge.outcome"] == "success"
+    assert (attrs["scorecar.judge.attempts"], attrs["scorecar.judge.model_calls"]) == (1, 1)
+    # The calls lie inside the evaluation span, one after the other.
+    parent = evaluation[records.judge.id]
+    assert parent["start_time_unix_nano"] == score_call["start_time_unix_nano"]
+    assert score_call["end_time_unix_nano"] == steps["generate_reason"]["start_time_unix_nano"]
+    assert steps["generate_reason"]["end_time_unix_nano"] == parent["end_time_unix_nano"]
+
+    (failed_call,) = [s for s in chats
+                      if s["parent_span_id"] == evaluation[records.failed.id]["span_id"]]
+    assert failed_call["attributes"]["scorecar.judge.outcome"] == "failed"
+    assert failed_call["attributes"]["error.type"] == "JSON_PARSE_ERROR"
+    assert failed_call["attributes"]["scorecar.judge.attempts"] == 2
+    assert failed_call["status"]["code"] == STATUS_ERROR
+
+    # Prompts and replies stay out unless judge_content is on.
+    for span in spans:
+        flat = json.dumps(span["attributes"])
+        assert "gen_ai.input.messages" not in span["attributes"]
+        assert "gen_ai.output.messages" not in span["attributes"]
+        assert SCORE_PROMPT not in flat and "Score: 5" not in flat
+
+
+async def test_judge_content_puts_prompts_and_replies_on_the_judge_spans(
+        backend: OtlpBackend, records: Records) -> None:
+    sink = sink_for(backend, "grpc", judge_content=True)
+    await sink.export([records.judge, records.failed])
+    await sink.shutdown()
+
+    chats = [s for s in backend.spans() if s["name"].startswith("chat ")]
+    by_step = {(s["attributes"]["scorecar.scorer.id"], s["attributes"]["scorecar.judge.step"]): s
+               for s in chats}
+
+    def text(span: dict[str, Any], key: str) -> str:
+        (message,) = json.loads(span["attributes"][key])
+        return str(message["parts"][0]["content"])
+
+    assert text(by_step["answer-quality", "generate_score"], "gen_ai.input.messages") == \
+        SCORE_PROMPT
+    reason_call = by_step["answer-quality", "generate_reason"]
+    assert text(reason_call, "gen_ai.input.messages") == REASON_PROMPT
+    assert text(reason_call, "gen_ai.output.messages") == REASON
+    failed_call = by_step["broken-judge", "generate_score"]
+    assert text(failed_call, "gen_ai.output.messages") == "Score: 5"
+
+
+async def test_a_re_export_repeats_the_same_span_ids(backend: OtlpBackend,
+                                                     records: Records) -> None:
+    sink = sink_for(backend, "grpc")
+    await sink.export([records.judge])
+    await sink.export([records.judge])
+    await sink.shutdown()
+    spans = backend.spans()
+    assert len(spans) == 6
+    first, second = spans[:3], spans[3:]
+    assert [s["span_id"] for s in first] == [s["span_id"] for s in second]
+
+
+async def test_a_failing_backend_is_a_retryable_error_then_delivery_after_it_recovers(
+        backend: OtlpBackend, records: Records) -> None:
+    sink = sink_for(backend, "grpc", timeout=1.0)
+    backend.fail_with(grpc.StatusCode.UNAVAILABLE, times=None)
+    with pytest.raises(ExportError) as info:
+        await sink.export([records.judge])
+    assert info.value.retryable
+    assert backend.refused and not backend.received
+    backend.clear_faults()
+
+    backend.down()
+    with pytest.raises(ExportError) as info:
+        await sink.export([records.judge])
+    assert info.value.retryable
+
+    backend.up()
+    await sink.export([records.judge])
+    await sink.shutdown()
+    assert len(backend.wait_for_spans(3)) == 3
+    assert len(backend.log_records()) == 1
+
+
+async def test_an_http_backend_down_is_retryable_too(backend: OtlpBackend,
+                                                     records: Records) -> None:
+    sink = sink_for(backend, "http", timeout=1.0)
+    backend.down()
+    with pytest.raises(ExportError) as info:
+        await sink.export([records.code])
+    assert info.value.retryable
+    backend.up()
+    await sink.export([records.code])
+    await sink.shutdown()
+    assert [s["name"] for s in backend.spans()] == ["evaluation completeness"]
+
+
+async def test_a_shut_down_sink_refuses_retryably(backend: OtlpBackend, records: Records) -> None:
+    sink = sink_for(backend, "grpc")
+    await sink.shutdown()
+    await sink.shutdown()  # idempotent
+    with pytest.raises(ExportError) as info:
+        await sink.export([records.code])
+    assert info.value.retryable
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+async def test_the_standard_otlp_env_vars_are_honoured(
+        backend: OtlpBackend, records: Records, protocol: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    endpoint = (f"http://{backend.endpoint}" if protocol == "grpc" else backend.http_endpoint)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL",
+                       "grpc" if protocol == "grpc" else "http/protobuf")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=acme")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test")
+    sink = OtlpSink(endpoint=None, protocol=None)
+    await sink.export([records.code])
+    await sink.shutdown()
+    (span,) = backend.spans()
+    assert span["transport"] == protocol
+    assert span["resource"]["deployment.environment"] == "test"
+    assert span["resource"]["service.name"] == "scorecar"
+    assert all(r.headers.get("x-tenant") == "acme" for r in backend.received)
+
+
+async def test_header_values_reach_the_backend_but_never_the_logs(
+        backend: OtlpBackend, records: Records, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    sink = sink_for(backend, "grpc", headers={"authorization": SECRET}, timeout=1.0)
+    await sink.export([records.code])
+    assert all(r.headers["authorization"] == SECRET for r in backend.received)
+
+    backend.fail_with(grpc.StatusCode.UNAUTHENTICATED, times=None, message="bad token")
+    with pytest.raises(ExportError) as info:
+        await sink.export([records.code])
+    backend.down()
+    with pytest.raises(ExportError):
+        await sink.export([records.code])
+    await sink.shutdown()
+    assert caplog.records, "the failures were logged"
+    assert "s3cr3t" not in caplog.text
+    assert "s3cr3t" not in str(info.value) and "s3cr3t" not in repr(sink)
+
+
+async def test_user_info_in_the_endpoint_url_is_not_shown(records: Records) -> None:
+    sink = OtlpSink(endpoint="https://user:s3cr3t@collector.example:4318", protocol="http")
+    assert "s3cr3t" not in sink.target and "collector.example:4318" in sink.target
+    await sink.shutdown()
