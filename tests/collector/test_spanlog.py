@@ -55,7 +55,7 @@ def test_torn_tail_and_garbage_are_counted_and_skipped(tmp_path: Path) -> None:
 
     again = SpanLog(tmp_path)
     records = []
-    for seg, kind, body in again.replay():
+    for seg, _kind, body in again.replay():
         records.append((seg, body[:1]))
         again.track(seg, [f"t{body[0]}"])
     assert records == [(2, b"\x01"), (3, b"\x02")]

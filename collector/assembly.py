@@ -1,0 +1,535 @@
+"""Trace assembly (DESIGN §3.1–3.3, §9): per-trace buffers, readiness, bounds, late spans.
+
+`add()` buffers decoded spans and log records per trace id (a re-delivered span is kept once,
+the ended copy wins); `poll()` hands over the traces that are ready:
+
+- **quiet**: no new span for `quiet_period`, at least one run root (`transforms.run_roots`),
+  and every run root has ended and is complete (all its ancestors arrived — an inner model
+  call is not scored as a bare run while its agent span is still open). Run roots are
+  computed once per quiet period after the trace last changed, never on every poll.
+- **max_wait**: the trace's first span arrived `max_wait` ago; whatever is there is used
+  (also for traces with no run root at all, so the run builder counts why: `not_genai`, …).
+
+Bounds: past `max_traces` buffered traces or `max_pending_spans` buffered spans and log
+records, the oldest traces (by first arrival) are dropped; `add()` returns them so their
+write-ahead log holds are released. Counted in `scorecar_spans_refused_total{reason="evicted"}`
+by spans and log records. (`collector.ingest.Ingest.check_capacity` refuses new requests
+once `max_pending_spans` is reached, so eviction by spans only trims what one request pushed
+over the line; the trace bound is enforced by eviction alone.)
+
+Late spans: traces handed over are remembered for `late_window` seconds (their span ids, and
+with `rescore_late` their spans), at most `max_traces` traces and `max_pending_spans` spans
+(a bound of its own, oldest forgotten first: kept old spans may double the buffers' memory). A span or log record
+that arrives for such a trace and is attached to what was handed over (a descendant of one of
+its spans, an ancestor one of them was waiting for, or a finished copy of a span handed over
+unfinished) is **late**: counted in `scorecar_transform_reasons_total{reason="late"}`. With
+`rescore_late` the trace is rebuilt from its old spans plus the new ones and handed over
+again (`ReadyTrace.rebuild`; `ReadyTrace.roots` names the runs the new spans touch — the same
+run ids, so the same score ids replace the old scores). Without it, late spans are dropped.
+New spans of such a trace that are not attached to what was handed over are a separate
+subtree: new work, assembled normally.
+
+Other counters: `duplicate` (re-delivered span or log record, kept once) and
+`late_not_rescored` (late with `rescore_late` on, but the old spans were already forgotten)
+in `scorecar_transform_reasons_total`; `scorecar_traces_pending` is kept current.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from exporters.prometheus import Metrics
+from transforms import LogEvent, Span, Trace, run_roots
+
+__all__ = ["Assembly", "ReadyTrace", "Released"]
+
+_LogKey = tuple[str, int, str, str]
+
+
+@dataclass(slots=True)
+class ReadyTrace:
+    """A trace handed over for run building.
+
+    Attributes:
+        trace: its spans (de-duplicated) and log records.
+        segments: write-ahead log holds to release once its jobs are queued
+            (`Ingest.release(ready)`), counted per segment.
+        reason: `quiet` (every run root ended and complete), `max_wait`, or `flush`.
+        rebuild: the trace holds spans handed over before (late spans arrived, or a new
+            subtree of an already-scheduled trace, with `rescore_late`).
+        roots: for a rebuild, the span ids of the run roots the new spans touch: schedule
+            only the runs whose `target.span_id` is in it. None: every run is new.
+        late: late spans and log records in it.
+    """
+
+    trace: Trace
+    segments: Counter[int]
+    reason: Literal["quiet", "max_wait", "flush"] = "quiet"
+    rebuild: bool = False
+    roots: frozenset[str] | None = None
+    late: int = 0
+
+
+@dataclass(slots=True)
+class Released:
+    """Write-ahead log holds nobody buffers any more (the caller releases them).
+
+    Attributes:
+        trace_id: the trace.
+        segments: holds per segment.
+        reason: `evicted` (the buffer was dropped by a bound) or `dropped` (everything the
+            request held for this trace was a duplicate or late and not kept).
+        items: spans and log records dropped with it.
+    """
+
+    trace_id: str
+    segments: Counter[int]
+    reason: Literal["evicted", "dropped"]
+    items: int = 0
+
+
+@dataclass(slots=True)
+class _Recent:
+    """What is remembered of a trace that was handed over."""
+
+    ended: dict[str, bool]            # span id -> had an end time
+    missing: set[str]                 # parent ids named but not present
+    at: float
+    spans: dict[str, Span] | None     # kept only with rescore_late
+    logs: list[LogEvent] | None
+    log_keys: set[_LogKey] | None     # None once trimmed
+
+    @property
+    def size(self) -> int:
+        return len(self.ended) + (len(self.log_keys) if self.log_keys is not None else 0)
+
+
+@dataclass(slots=True)
+class _Buffer:
+    trace_id: str
+    first: float
+    last: float
+    gen: int
+    spans: dict[str, Span] = field(default_factory=dict)
+    logs: list[LogEvent] = field(default_factory=list)
+    log_keys: set[_LogKey] = field(default_factory=set)
+    segments: Counter[int] = field(default_factory=Counter)
+    version: int = 0               # bumped on every change (stale deadlines are skipped)
+    rebuild: bool = False
+    touched: set[str] = field(default_factory=set)  # rebuild: span ids the new items name
+    late: int = 0
+
+    @property
+    def size(self) -> int:
+        return len(self.spans) + len(self.logs)
+
+
+def _log_key(lg: LogEvent) -> _LogKey:
+    # The run builder's key: a re-delivered record repeats its span, time and name.
+    return (lg.span_id, lg.time_unix_nano, lg.event_name,
+            repr(lg.body) if not lg.time_unix_nano else "")
+
+
+class Assembly:
+    """Per-trace buffers between the receivers and run building. Not thread-safe: call it
+    from the event loop only.
+
+    Args:
+        quiet_period: seconds without a new span before a trace whose run roots all ended
+            is ready.
+        max_wait: seconds after its first span when a trace is handed over regardless.
+        max_pending_spans: bound on buffered spans plus log records.
+        max_traces: bound on buffered traces.
+        rescore_late: rebuild and hand over again traces that get late spans.
+        metrics: where the counters and the `traces_pending` gauge live.
+        clock: monotonic seconds (injected by tests).
+        late_window: seconds a handed-over trace is remembered for late spans.
+    """
+
+    def __init__(self, *, quiet_period: float = 1.0, max_wait: float = 30.0,
+                 max_pending_spans: int = 200_000, max_traces: int = 20_000,
+                 rescore_late: bool = False, metrics: Metrics,
+                 clock: Callable[[], float] = time.monotonic,
+                 late_window: float = 300.0) -> None:
+        if quiet_period < 0 or max_wait < 0 or max_pending_spans < 1 or max_traces < 1:
+            raise ValueError("assembly bounds must be positive")
+        self.quiet_period = quiet_period
+        self.max_wait = max_wait
+        self.max_pending_spans = max_pending_spans
+        self.max_traces = max_traces
+        self.rescore_late = rescore_late
+        self.late_window = late_window
+        self._metrics = metrics
+        self._clock = clock
+        self._buffers: dict[str, _Buffer] = {}   # insertion order = first arrival
+        self._recent: dict[str, _Recent] = {}    # insertion order = handed over
+        self._pending = 0
+        self._recent_size = 0
+        # (deadline, seq, trace id, buffer generation, version or None for max_wait)
+        self._deadlines: list[tuple[float, int, str, int, int | None]] = []
+        self._seq = itertools.count()
+        self._gens = itertools.count()
+        self.stats: Counter[str] = Counter()
+        """Every decision, for logs and tests: `spans`, `logs`, `duplicate`, `late`,
+        `late_not_rescored`, `evicted_traces`, `evicted`, `ready_quiet`, `ready_max_wait`,
+        `rebuilds`, `roots_checked`."""
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def pending_spans(self) -> int:
+        """Spans and log records buffered, not yet handed over."""
+        return self._pending
+
+    @property
+    def pending_traces(self) -> int:
+        """Traces buffered, not yet handed over."""
+        return len(self._buffers)
+
+    @property
+    def remembered_traces(self) -> int:
+        """Handed-over traces still remembered for late spans."""
+        return len(self._recent)
+
+    # ------------------------------------------------------------------ add
+
+    def add(self, spans: Iterable[Span], logs: Iterable[LogEvent], segment: int | None
+            ) -> list[Released]:
+        """Buffer spans and log records, grouped by trace id.
+
+        Args:
+            spans: decoded spans, any order, duplicates allowed.
+            logs: decoded log records.
+            segment: the write-ahead log segment the request went to (None: not logged).
+                Each trace of the request takes one hold on it.
+
+        Returns:
+            Holds to release now: traces evicted by a bound, and traces whose part of this
+            request was not kept (all duplicate or late).
+        """
+        now = self._clock()
+        by_trace: dict[str, tuple[list[Span], list[LogEvent]]] = {}
+        for s in spans:
+            entry = by_trace.get(s.trace_id)
+            if entry is None:
+                entry = by_trace[s.trace_id] = ([], [])
+            entry[0].append(s)
+        for lg in logs:
+            entry = by_trace.get(lg.trace_id)
+            if entry is None:
+                entry = by_trace[lg.trace_id] = ([], [])
+            entry[1].append(lg)
+        released: list[Released] = []
+        self._forget(now)
+        for tid, (tspans, tlogs) in by_trace.items():
+            self.stats["spans"] += len(tspans)
+            self.stats["logs"] += len(tlogs)
+            recent = self._recent.get(tid)
+            if recent is not None:
+                buf = self._add_after_handover(tid, recent, tspans, tlogs, now)
+            else:
+                buf = self._add_to(self._buffer(tid, now), tspans, tlogs, now)
+            if buf is None:
+                if segment is not None:
+                    released.append(Released(tid, Counter({segment: 1}), "dropped",
+                                             len(tspans) + len(tlogs)))
+            elif segment is not None:
+                buf.segments[segment] += 1
+        released.extend(self._enforce_bounds())
+        self._metrics.traces_pending.set(len(self._buffers))
+        return released
+
+    def _buffer(self, tid: str, now: float) -> _Buffer:
+        buf = self._buffers.get(tid)
+        if buf is None:
+            buf = self._buffers[tid] = _Buffer(tid, now, now, next(self._gens))
+            self._push(now + self.max_wait, buf, None)
+        return buf
+
+    def _push(self, deadline: float, buf: _Buffer, version: int | None) -> None:
+        heapq.heappush(self._deadlines,
+                       (deadline, next(self._seq), buf.trace_id, buf.gen, version))
+
+    def _add_to(self, buf: _Buffer, spans: list[Span], logs: list[LogEvent], now: float,
+                touched: set[str] | None = None) -> _Buffer | None:
+        """Add to `buf`; return it, or None when it stayed empty and was removed."""
+        changed = False
+        dup = 0
+        for s in spans:
+            old = buf.spans.get(s.span_id)
+            if old is not None:
+                dup += 1
+                if not old.end_time_unix_nano and s.end_time_unix_nano:
+                    buf.spans[s.span_id] = s  # the ended copy knows more
+                    changed = True
+                    if touched is not None:
+                        touched.add(s.span_id)
+                continue
+            buf.spans[s.span_id] = s
+            self._pending += 1
+            changed = True
+            if touched is not None:
+                touched.add(s.span_id)
+        for lg in logs:
+            key = _log_key(lg)
+            if key in buf.log_keys:
+                dup += 1
+                continue
+            buf.log_keys.add(key)
+            buf.logs.append(lg)
+            self._pending += 1
+            changed = True
+            if touched is not None and lg.span_id:
+                touched.add(lg.span_id)
+        self._count_duplicates(dup)
+        if changed:
+            buf.last = now
+            buf.version += 1
+            self._push(now + self.quiet_period, buf, buf.version)
+        if buf.size == 0:
+            self._buffers.pop(buf.trace_id, None)
+            return None
+        return buf
+
+    def _count_duplicates(self, n: int) -> None:
+        if n:
+            self.stats["duplicate"] += n
+            self._metrics.build_reasons.labels("duplicate").inc(n)
+
+    def _add_after_handover(self, tid: str, recent: _Recent, spans: list[Span],
+                            logs: list[LogEvent], now: float) -> _Buffer | None:
+        """Sort what arrived for a handed-over trace into duplicate, late and new work."""
+        late_spans, new_spans, dup = self._classify(recent, spans)
+        late_logs: list[LogEvent] = []
+        new_logs: list[LogEvent] = []
+        late_ids = {s.span_id for s in late_spans}
+        for lg in logs:
+            if recent.log_keys is not None and _log_key(lg) in recent.log_keys:
+                dup += 1
+            elif lg.span_id in recent.ended or lg.span_id in late_ids:
+                late_logs.append(lg)
+            else:
+                new_logs.append(lg)
+        self._count_duplicates(dup)
+        n_late = len(late_spans) + len(late_logs)
+        if n_late:
+            self.stats["late"] += n_late
+            self._metrics.build_reasons.labels("late").inc(n_late)
+        buf = self._buffers.get(tid)
+        if self.rescore_late and recent.spans is not None and (n_late or new_spans or new_logs):
+            # Rebuild: the old spans plus everything new, in one buffer.
+            buf = self._buffer(tid, now)
+            if not buf.rebuild:
+                self._make_rebuild(buf, recent)
+            buf.late += n_late
+            return self._add_to(buf, late_spans + new_spans, late_logs + new_logs, now,
+                                buf.touched)
+        if n_late and self.rescore_late:
+            self.stats["late_not_rescored"] += n_late
+            self._metrics.build_reasons.labels("late_not_rescored").inc(n_late)
+        if not new_spans and not new_logs:
+            return buf  # keep the hold with the buffer already there, if any
+        return self._add_to(self._buffer(tid, now), new_spans, new_logs, now)
+
+    def _make_rebuild(self, buf: _Buffer, recent: _Recent) -> None:
+        """Turn `buf` into a rebuild: what it holds is new; the old spans join it."""
+        assert recent.spans is not None and recent.logs is not None
+        buf.rebuild = True
+        buf.touched.update(buf.spans)
+        buf.touched.update(lg.span_id for lg in buf.logs if lg.span_id)
+        for sid, s in recent.spans.items():
+            if sid not in buf.spans:
+                buf.spans[sid] = s
+                self._pending += 1
+        for lg in recent.logs:
+            key = _log_key(lg)
+            if key not in buf.log_keys:
+                buf.log_keys.add(key)
+                buf.logs.append(lg)
+                self._pending += 1
+
+    @staticmethod
+    def _classify(recent: _Recent, spans: list[Span]) -> tuple[list[Span], list[Span], int]:
+        """(late, new, duplicates) among `spans` of a handed-over trace."""
+        late: dict[str, Span] = {}
+        rest: dict[str, Span] = {}
+        dup = 0
+        for s in spans:
+            was_ended = recent.ended.get(s.span_id)
+            if was_ended is None:
+                rest[s.span_id] = s
+            elif was_ended or not s.end_time_unix_nano:
+                dup += 1
+            else:
+                late[s.span_id] = s  # a finished copy of a span handed over unfinished
+        # Attached below what was handed over: descendants, through other new spans too.
+        children: dict[str, list[Span]] = {}
+        for s in rest.values():
+            if s.parent_span_id is not None:
+                children.setdefault(s.parent_span_id, []).append(s)
+        todo = [s for s in rest.values()
+                if s.parent_span_id is not None and s.parent_span_id in recent.ended]
+        todo.extend(late.values())
+        while todo:
+            s = todo.pop()
+            late[s.span_id] = s
+            rest.pop(s.span_id, None)
+            todo.extend(c for c in children.get(s.span_id, ()) if c.span_id not in late)
+        # Attached above: an ancestor a handed-over span was waiting for, and its ancestors.
+        up = [s for s in rest.values() if s.span_id in recent.missing]
+        while up:
+            s = up.pop()
+            late[s.span_id] = s
+            rest.pop(s.span_id, None)
+            parent = rest.get(s.parent_span_id or "")
+            if parent is not None:
+                up.append(parent)
+        return list(late.values()), list(rest.values()), dup
+
+    # ------------------------------------------------------------------ bounds
+
+    def _enforce_bounds(self) -> list[Released]:
+        out: list[Released] = []
+        while self._buffers and (self._pending > self.max_pending_spans
+                                 or len(self._buffers) > self.max_traces):
+            tid = next(iter(self._buffers))
+            buf = self._buffers.pop(tid)
+            self._pending -= buf.size
+            self.stats["evicted_traces"] += 1
+            self.stats["evicted"] += buf.size
+            self._metrics.spans_refused.labels("evicted").inc(buf.size)
+            out.append(Released(tid, buf.segments, "evicted", buf.size))
+        return out
+
+    def _trim_recent(self) -> None:
+        """Forget the old spans (and, when none are kept, the ids) of the oldest remembered
+        trace."""
+        for tid, r in self._recent.items():
+            if r.spans is not None:
+                self._recent_size -= r.size
+                r.spans = r.logs = None
+                r.log_keys = None
+                self._recent_size += r.size
+                return
+            del self._recent[tid]
+            self._recent_size -= r.size
+            return
+
+    def _forget(self, now: float) -> None:
+        while self._recent:
+            tid, r = next(iter(self._recent.items()))
+            if now - r.at < self.late_window and len(self._recent) <= self.max_traces:
+                return
+            del self._recent[tid]
+            self._recent_size -= r.size
+
+    # ------------------------------------------------------------------ poll
+
+    def poll(self) -> list[ReadyTrace]:
+        """Hand over every trace that is ready now (its buffer is removed, and the trace is
+        remembered for late spans). Cheap when nothing is due: deadlines sit in a heap."""
+        now = self._clock()
+        ready: list[ReadyTrace] = []
+        heap = self._deadlines
+        while heap and heap[0][0] <= now:
+            _, _, tid, gen, version = heapq.heappop(heap)
+            buf = self._buffers.get(tid)
+            if buf is None or buf.gen != gen:
+                continue  # handed over or evicted already
+            if version is None:
+                ready.append(self._hand_over(tid, buf, "max_wait", now))
+            elif version == buf.version and self._roots_done(buf):
+                ready.append(self._hand_over(tid, buf, "quiet", now))
+            # else: changed since (a later deadline exists), or a run root is still open:
+            # wait for the next change or for max_wait.
+        if ready:
+            self._forget(now)
+            self._metrics.traces_pending.set(len(self._buffers))
+        return ready
+
+    def _roots_done(self, buf: _Buffer) -> bool:
+        self.stats["roots_checked"] += 1
+        roots = run_roots(Trace(buf.trace_id, list(buf.spans.values()), buf.logs))
+        if buf.rebuild:
+            roots = [r for r in roots if r.span_id in self._touched_roots(buf, roots)]
+        return bool(roots) and all(r.ended and r.complete for r in roots)
+
+    @staticmethod
+    def _touched_roots(buf: _Buffer, roots: Iterable[Any]) -> frozenset[str]:
+        """Run roots that are a new span or an ancestor of one."""
+        root_ids = {r.span_id for r in roots}
+        hit: set[str] = set()
+        for sid in buf.touched:
+            seen: set[str] = set()
+            cur: str | None = sid
+            while cur is not None and cur not in seen:
+                seen.add(cur)
+                if cur in root_ids:
+                    hit.add(cur)
+                span = buf.spans.get(cur)
+                cur = span.parent_span_id if span is not None else None
+        return frozenset(hit)
+
+    def flush(self) -> list[ReadyTrace]:
+        """Hand over every buffered trace now, ready or not (shutdown drain, offline
+        scoring, tests)."""
+        now = self._clock()
+        ready = [self._hand_over(tid, buf, "flush", now)
+                 for tid, buf in list(self._buffers.items())]
+        self._metrics.traces_pending.set(0)
+        return ready
+
+    def _hand_over(self, tid: str, buf: _Buffer,
+                   reason: Literal["quiet", "max_wait", "flush"], now: float) -> ReadyTrace:
+        del self._buffers[tid]
+        self._pending -= buf.size
+        spans = list(buf.spans.values())
+        trace = Trace(tid, spans, buf.logs)
+        roots: frozenset[str] | None = None
+        if buf.rebuild:
+            roots = self._touched_roots(buf, run_roots(trace))
+            self.stats["rebuilds"] += 1
+        self.stats[f"ready_{reason}"] += 1
+        self._remember(tid, buf, now)
+        return ReadyTrace(trace, buf.segments, reason, buf.rebuild, roots, buf.late)
+
+    def _remember(self, tid: str, buf: _Buffer, now: float) -> None:
+        old = self._recent.pop(tid, None)
+        if old is not None:
+            self._recent_size -= old.size
+        ended = dict(old.ended) if old is not None else {}
+        for sid, s in buf.spans.items():
+            ended[sid] = bool(s.end_time_unix_nano) or ended.get(sid, False)
+        keep = self.rescore_late and (old is None or old.spans is not None)
+        missing = {s.parent_span_id for s in buf.spans.values()
+                   if s.parent_span_id is not None and s.parent_span_id not in ended}
+        if old is not None:
+            missing.update(p for p in old.missing if p not in ended)
+        r = _Recent(ended, missing, now,
+                    dict(buf.spans) if keep else None,
+                    list(buf.logs) if keep else None,
+                    set(buf.log_keys) if keep or old is None or old.log_keys is not None
+                    else None)
+        self._recent[tid] = r
+        self._recent_size += r.size
+        while self._recent and self._recent_size > self.max_pending_spans:
+            self._trim_recent()
+
+    def next_deadline(self) -> float | None:
+        """The clock time at which `poll()` may next find a trace ready (None: nothing
+        buffered). The app's poll loop sleeps until then, or until new spans arrive."""
+        heap = self._deadlines
+        while heap:
+            _, _, tid, gen, version = heap[0]
+            buf = self._buffers.get(tid)
+            if buf is not None and buf.gen == gen and (version is None
+                                                       or version == buf.version):
+                return heap[0][0]
+            heapq.heappop(heap)
+        return None

@@ -1,0 +1,141 @@
+"""The app's `SpanSink`: write-ahead log first, then the per-trace buffers (DESIGN §5).
+
+How the app drives it:
+
+1. At startup, before the receivers open: `Ingest(spanlog, assembly, metrics, capacity=…)`,
+   then `ingest.replay()` (every logged body re-decoded into the assembly).
+2. Receivers call `check_capacity()` before decoding and `await accept(...)` after; when
+   `accept` returns the request is in the log and the receiver may answer OK.
+3. A poll loop: `for ready in assembly.poll(): build runs, queue jobs, ingest.release(ready)`,
+   then sleep until `assembly.next_deadline()` (or a wake-up when spans arrive). Release only
+   after the jobs are in the queue: until then a crash replays the trace.
+
+Under sustained overload refusing wins over evicting: `check_capacity()` refuses (retryably,
+`too_many_pending`) once `max_pending_spans` spans are buffered, so agents retry instead of
+losing traces; eviction only trims what one accepted request pushed past the bound, and
+enforces `max_traces`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+
+from collector.assembly import Assembly, ReadyTrace, Released
+from collector.otlp import Decoded, decode_json_bytes, decode_logs_protobuf, decode_traces_protobuf
+from collector.ports import BodyKind, Overloaded
+from collector.spanlog import WriteAheadLog
+from exporters.prometheus import Metrics
+
+__all__ = ["Ingest", "decode_body"]
+
+_DECODERS: dict[str, Callable[[bytes], Decoded]] = {
+    "traces_protobuf": decode_traces_protobuf,
+    "logs_protobuf": decode_logs_protobuf,
+    "traces_json": decode_json_bytes,
+    "logs_json": decode_json_bytes,
+}
+
+
+def decode_body(kind: BodyKind, body: bytes) -> Decoded:
+    """Decode a request body the way its receiver did."""
+    return _DECODERS[kind](body)
+
+
+def _trace_ids(decoded: Decoded) -> set[str]:
+    ids = {s.trace_id for s in decoded.spans}
+    ids.update(lg.trace_id for lg in decoded.logs)
+    return ids
+
+
+class Ingest:
+    """Implements `collector.ports.SpanSink` over a span log and an assembly.
+
+    Args:
+        spanlog: `SpanLog` (or `MemorySpanLog` for `storage.kind: memory`).
+        assembly: the per-trace buffers.
+        metrics: counts `scorecar_spans_received_total{transport}` (spans and log records).
+        capacity: the app's other limits (queue full, memory): returns the refusal, or None.
+        retry_after: `Retry-After` seconds when the buffers are full.
+    """
+
+    def __init__(self, spanlog: WriteAheadLog, assembly: Assembly, metrics: Metrics, *,
+                 capacity: Callable[[], Overloaded | None] | None = None,
+                 retry_after: float = 1.0) -> None:
+        self.spanlog = spanlog
+        self.assembly = assembly
+        self._metrics = metrics
+        self._capacity = capacity
+        self._retry_after = retry_after
+
+    def check_capacity(self) -> None:
+        """Refuse before decoding when the buffers or the app's limits are full.
+
+        Raises:
+            Overloaded: `too_many_pending` (buffered spans at `max_pending_spans`), or what
+                `capacity()` returned.
+        """
+        if self.assembly.pending_spans >= self.assembly.max_pending_spans:
+            raise Overloaded("too_many_pending", self._retry_after)
+        if self._capacity is not None:
+            refusal = self._capacity()
+            if refusal is not None:
+                raise refusal
+
+    async def accept(self, decoded: Decoded, transport: str, body: bytes, kind: BodyKind
+                     ) -> None:
+        """Append `body` to the span log, then buffer its spans and log records.
+
+        Raises:
+            Overloaded: `storage` — the log could not be written; nothing was kept.
+        """
+        if not decoded.spans and not decoded.logs:
+            return
+        segment = self.spanlog.append(kind, body, _trace_ids(decoded))
+        self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment))
+        self._metrics.spans_received.labels(transport).inc(len(decoded.spans)
+                                                           + len(decoded.logs))
+
+    def release(self, ready: ReadyTrace | str) -> None:
+        """The trace's jobs are in the queue (or it yielded none): drop its log holds.
+
+        Args:
+            ready: the handed-over trace (drops exactly its holds), or a trace id (drops
+                every hold of that trace, including late spans buffered since).
+        """
+        if isinstance(ready, str):
+            self.spanlog.release(ready)
+        else:
+            self.spanlog.release(ready.trace.trace_id, ready.segments)
+
+    def _release_all(self, released: Iterable[Released]) -> None:
+        for r in released:
+            self.spanlog.release(r.trace_id, r.segments)
+
+    def replay(self) -> Counter[str]:
+        """Re-decode every body of the span log into the assembly (after a restart, before
+        the receivers open). Spans are not counted as received again.
+
+        Returns:
+            `records`, `spans`, `logs`, `traces`, plus the log's `torn`/`corrupt` records
+            and the decoders' refusal reasons (`refused_<reason>`).
+        """
+        counts: Counter[str] = Counter()
+        traces: set[str] = set()
+        for segment, kind, body in self.spanlog.replay():
+            decoded = decode_body(kind, body)
+            ids = _trace_ids(decoded)
+            self.spanlog.track(segment, ids)
+            self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment))
+            counts["records"] += 1
+            counts["spans"] += len(decoded.spans)
+            counts["logs"] += len(decoded.logs)
+            for reason, n in decoded.refused.items():
+                counts[f"refused_{reason}"] += n
+            traces |= ids
+        counts["traces"] = len(traces)
+        stats = self.spanlog.replay_stats
+        for key in ("torn", "corrupt", "unreadable"):
+            if stats.get(key):
+                counts[key] = stats[key]
+        return counts
