@@ -19,7 +19,12 @@ from __future__ import annotations
 from typing import Any
 
 from transforms import genai
-from transforms.common import SpanFacts, decode_nested, parse_json_attr, part_text
+from transforms.common import (
+    SpanFacts,
+    decode_nested,
+    parse_json_attr,
+    part_text,
+)
 from transforms.reasons import Reason
 from transforms.types import Span
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from transforms.reasons import Reason
+from transforms.types import Span
 
 __all__ = [
     "NMessage",
@@ -21,11 +22,20 @@ __all__ = [
     "Parsed",
     "SpanFacts",
     "ToolFact",
+    "call_id",
     "decode_nested",
+    "flag_redacted",
+    "is_args_dump",
     "is_redacted",
+    "json_attr",
+    "message_from_any",
     "messages_from_any",
+    "opt_str",
+    "output_text",
     "parse_json_attr",
     "part_text",
+    "tool_args",
+    "tool_fact",
 ]
 
 # JSON deeper than this is kept as text: real conversations are shallow, and deep values
@@ -297,15 +307,15 @@ def _norm_part(p: Any) -> NPart | None:
         text = p.get("content", p.get("text", p.get("thinking", p.get("reasoning", ""))))
         return NPart("reasoning", text if isinstance(text, str) else "")
     if kind in ("tool_call", "tool-call", "tool_use", "function_call", "server_tool_call"):
-        call_id = p.get("id", p.get("toolCallId", p.get("call_id")))
+        cid = p.get("id", p.get("toolCallId", p.get("call_id")))
         name = p.get("name", p.get("toolName"))
         args = p.get("arguments", p.get("input", p.get("args")))
-        return NPart("tool_call", tool_call_id=str(call_id).strip() if call_id else None,
+        return NPart("tool_call", tool_call_id=call_id(cid),
                      tool_name=str(name) if name is not None else None,
                      args=decode_nested(args))
     if kind in ("tool_call_response", "tool-result", "tool_result", "function_call_output",
                 "server_tool_call_response"):
-        call_id = p.get("id", p.get("toolCallId", p.get("tool_use_id", p.get("call_id"))))
+        cid = p.get("id", p.get("toolCallId", p.get("tool_use_id", p.get("call_id"))))
         result: Any = None
         absent = True
         for key in ("response", "result", "output", "content"):
@@ -319,7 +329,7 @@ def _norm_part(p: Any) -> NPart | None:
             isinstance(p.get("output"), dict) and str(p["output"].get("type", "")).startswith(
                 "error"))
         name = p.get("name", p.get("toolName"))
-        return NPart("tool_result", tool_call_id=str(call_id).strip() if call_id else None,
+        return NPart("tool_result", tool_call_id=call_id(cid),
                      tool_name=str(name) if name is not None else None,
                      result=decode_nested(result), is_error=is_error, absent=absent)
     return NPart("other")
@@ -333,8 +343,8 @@ def _norm_openai_tool_calls(calls: Any) -> list[NPart]:
         if not isinstance(c, dict):
             continue
         fn: dict[str, Any] = c["function"] if isinstance(c.get("function"), dict) else c
-        call_id = c.get("id", c.get("toolCallId"))
-        parts.append(NPart("tool_call", tool_call_id=str(call_id).strip() if call_id else None,
+        cid = c.get("id", c.get("toolCallId"))
+        parts.append(NPart("tool_call", tool_call_id=call_id(cid),
                            tool_name=fn.get("name", fn.get("toolName")),
                            args=decode_nested(fn.get("arguments", fn.get("args",
                                                                         fn.get("input"))))))
@@ -342,12 +352,7 @@ def _norm_openai_tool_calls(calls: Any) -> list[NPart]:
 
 
 def _norm_parts(items: list[Any]) -> list[NPart]:
-    parts: list[NPart] = []
-    for x in items:
-        p = _norm_part(x)
-        if p is not None:
-            parts.append(p)
-    return parts
+    return [p for x in items if (p := _norm_part(x)) is not None]
 
 
 def message_from_any(m: Any) -> NMessage | None:
@@ -366,8 +371,8 @@ def message_from_any(m: Any) -> NMessage | None:
         content = m.get("content")
         if isinstance(content, str):
             if role == "tool":
-                call_id = m.get("tool_call_id", m.get("id"))
-                parts.append(NPart("tool_result", tool_call_id=str(call_id) if call_id else None,
+                parts.append(NPart("tool_result",
+                                   tool_call_id=call_id(m.get("tool_call_id", m.get("id"))),
                                    tool_name=m.get("name"), result=decode_nested(content)))
             elif content:
                 parts.append(NPart("text", content))
@@ -392,9 +397,104 @@ def messages_from_any(value: Any) -> list[NMessage] | None:
         value = [value]
     if not isinstance(value, list):
         return None
-    out: list[NMessage] = []
-    for m in value:
-        msg = message_from_any(m)
-        if msg is not None:
-            out.append(msg)
-    return out
+    return [msg for m in value if (msg := message_from_any(m)) is not None]
+
+
+# --------------------------------------------------------------------------- extractor toolkit
+
+
+def opt_str(value: Any) -> str | None:
+    """An attribute value as text; None when it is absent or empty."""
+    return str(value) if value is not None and value != "" else None
+
+
+def call_id(value: Any) -> str | None:
+    """A tool call id as text, surrounding whitespace removed (some libraries pad it; the
+    builder joins tool spans to message parts by exact id); None when absent or empty."""
+    return str(value).strip() or None if value else None
+
+
+def flag_redacted(facts: SpanFacts, value: Any) -> bool:
+    """True (and `facts.redacted` set) when `value` is a redaction placeholder."""
+    if is_redacted(value):
+        facts.redacted = True
+        return True
+    return False
+
+
+def json_attr(facts: SpanFacts, value: Any, *, text_ok: bool = True) -> tuple[Any, bool]:
+    """A JSON-valued attribute, read the one way every extractor reads it: (value, usable).
+
+    Absent (None): `(None, False)`. A redaction placeholder: `(None, False)`, the facts marked
+    redacted. JSON cut by a length limit: `(raw text, False)`, the facts marked truncated and
+    `truncated_json` counted. JSON nested too deep: `(raw text, False)`, `too_deep` counted.
+    Text that is not JSON: `(text, text_ok)`. Anything else: `(decoded value, True)`.
+    """
+    if value is None:
+        return None, False
+    if flag_redacted(facts, value):
+        return None, False
+    parsed = parse_json_attr(value)
+    if parsed.ok:
+        return parsed.value, True
+    if parsed.truncated:
+        facts.truncated = True
+        facts.reasons.append(Reason.TRUNCATED_JSON)
+        return value, False
+    if parsed.too_deep:
+        facts.reasons.append(Reason.TOO_DEEP)
+        return value, False
+    return value, text_ok
+
+
+def output_text(facts: SpanFacts | None, value: Any,
+                keys: tuple[str, ...] = ("content", "text", "output")) -> str | None:
+    """A final text from a recorded output: the output itself when it is text (decoded again
+    if it was encoded twice), else the first text under `keys` of an object, else None. With
+    `facts`, a redaction placeholder is None and marks the facts redacted."""
+    value = decode_nested(value)
+    text: str | None = None
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, dict):
+        text = next((value[k] for k in keys if isinstance(value.get(k), str)), None)
+    return None if facts is not None and flag_redacted(facts, text) else text
+
+
+def _is_args_dump(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) <= {"args", "kwargs"}
+
+
+def tool_args(value: Any) -> Any:
+    """Tool arguments that a Python decorator recorded as its call arguments
+    (`{"args": [...], "kwargs": {...}}`): the keyword arguments, or the one positional
+    argument; anything else decoded as it is."""
+    if _is_args_dump(value):
+        args, kwargs = value.get("args") or [], value.get("kwargs") or {}
+        if not args and isinstance(kwargs, dict):
+            return kwargs
+        if len(args) == 1 and not kwargs:
+            return decode_nested(args[0])
+    return decode_nested(value)
+
+
+def is_args_dump(value: Any) -> bool:
+    """A Python call-arguments dump (`{"args": [...], "kwargs": {...}}`): never a
+    conversation."""
+    return bool(value) and _is_args_dump(value)
+
+
+def tool_fact(span: Span, *, call: Any, name: Any, args: Any, result: Any, has_result: bool,
+              error: Any = None, failed: bool = False, python_args: bool = False) -> ToolFact:
+    """The tool call a tool span executed, by the one rule every convention follows: a span
+    with status ERROR (or that its convention marks `failed`) has no result, and its error
+    text is the convention's own message (`error`), else the status message, else "error".
+    Ids go through `call_id`, names through `opt_str`; arguments and results are decoded
+    (`python_args`: arguments may be a decorator's call-arguments dump, see `tool_args`)."""
+    error_text = None
+    if failed or span.status_code == "ERROR":
+        error_text = str(error or span.status_message or "error")
+        has_result = False
+    return ToolFact(call_id=call_id(call), name=opt_str(name),
+                    args=tool_args(args) if python_args else decode_nested(args),
+                    result=decode_nested(result), has_result=has_result, error_text=error_text)

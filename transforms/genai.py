@@ -18,13 +18,16 @@ from transforms.common import (
     NPart,
     SpanFacts,
     ToolFact,
+    call_id,
     decode_nested,
     is_redacted,
+    json_attr,
     message_from_any,
     messages_from_any,
+    opt_str,
     parse_json_attr,
+    tool_fact,
 )
-from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = [
@@ -48,17 +51,10 @@ def read_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
     when the JSON was cut or content redacted."""
     if value is None:
         return None
-    parsed = parse_json_attr(value)
-    if not parsed.ok:
-        if parsed.truncated:
-            facts.truncated = True
-            facts.reasons.append(Reason.TRUNCATED_JSON)
-        elif parsed.too_deep:
-            facts.reasons.append(Reason.TOO_DEEP)
-        if is_redacted(value):
-            facts.redacted = True
+    decoded, ok = json_attr(facts, value, text_ok=False)
+    if not ok:
         return None
-    msgs = messages_from_any(parsed.value)
+    msgs = messages_from_any(decoded)
     if msgs is not None:
         for m in msgs:
             for p in m.parts:
@@ -80,16 +76,10 @@ def instructions_from(facts: SpanFacts, value: Any) -> list[str] | None:
     """`gen_ai.system_instructions`: a part array (OTel), or a plain string (Mastra)."""
     if value is None:
         return None
-    parsed = parse_json_attr(value)
-    if not parsed.ok:
-        if parsed.truncated:
-            facts.truncated = True
-            facts.reasons.append(Reason.TRUNCATED_JSON)
+    v, ok = json_attr(facts, value)
+    if not ok:  # cut, nested too deep or a redaction placeholder: the text as it is
         text = str(value)
-        if is_redacted(text):
-            facts.redacted = True
         return [text] if text else None
-    v = parsed.value
     if isinstance(v, str):
         return [v] if v else None
     if isinstance(v, dict):
@@ -126,9 +116,9 @@ def extract(span: Span, convention: str = "genai") -> SpanFacts:
     facts = SpanFacts(convention)
     if op == "invoke_agent":
         facts.role = "agent"
-        facts.agent_name = _str(a.get("gen_ai.agent.name"))
-        facts.agent_id = _str(a.get("gen_ai.agent.id"))
-        facts.model_name = _str(a.get("gen_ai.request.model"))
+        facts.agent_name = opt_str(a.get("gen_ai.agent.name"))
+        facts.agent_id = opt_str(a.get("gen_ai.agent.id"))
+        facts.model_name = opt_str(a.get("gen_ai.request.model"))
         facts.instructions = instructions_from(facts, a.get("gen_ai.system_instructions"))
         facts.root_input = read_messages(facts, a.get("gen_ai.input.messages"))
         facts.input_mode = "conversation"
@@ -148,7 +138,7 @@ def extract(span: Span, convention: str = "genai") -> SpanFacts:
     has_messages = "gen_ai.input.messages" in a or "gen_ai.output.messages" in a
     if op in MODEL_OPERATIONS or has_messages:
         facts.role = "model"
-        facts.model_name = _str(a.get("gen_ai.request.model")) or _str(
+        facts.model_name = opt_str(a.get("gen_ai.request.model")) or opt_str(
             a.get("gen_ai.response.model"))
         fill_model_call(facts, a)
     return facts
@@ -178,22 +168,12 @@ def fill_model_call(facts: SpanFacts, a: dict[str, Any]) -> None:
 def tool_from_attrs(span: Span) -> ToolFact:
     """A tool call from `gen_ai.tool.*` attributes and the span status."""
     a = span.attributes
-    call_id = a.get("gen_ai.tool.call.id")
-    has_result = "gen_ai.tool.call.result" in a or "gen_ai.tool.output" in a
-    result = a.get("gen_ai.tool.call.result", a.get("gen_ai.tool.output"))
-    args = a.get("gen_ai.tool.call.arguments", a.get("gen_ai.tool.input"))
-    error = None
-    if span.status_code == "ERROR":
-        error = str(a.get("error.message") or span.status_message or a.get("error.type")
-                    or "error")
-        has_result = False
-    return ToolFact(call_id=str(call_id).strip() if call_id else None,
-                    name=_str(a.get("gen_ai.tool.name")), args=decode_nested(args),
-                    result=decode_nested(result), has_result=has_result, error_text=error)
-
-
-def _str(v: Any) -> str | None:
-    return str(v) if v is not None and v != "" else None
+    return tool_fact(
+        span, call=a.get("gen_ai.tool.call.id"), name=a.get("gen_ai.tool.name"),
+        args=a.get("gen_ai.tool.call.arguments", a.get("gen_ai.tool.input")),
+        result=a.get("gen_ai.tool.call.result", a.get("gen_ai.tool.output")),
+        has_result="gen_ai.tool.call.result" in a or "gen_ai.tool.output" in a,
+        error=a.get("error.message") or span.status_message or a.get("error.type"))
 
 
 # --------------------------------------------------------------------------- events
@@ -220,7 +200,7 @@ def _event_message(name: str, body: Any) -> NMessage | None:
                                  "tool_calls": body.get("tool_calls")})
     if name == "gen_ai.tool.message":
         content = body.get("content")
-        return NMessage("tool", [NPart("tool_result", tool_call_id=_str(body.get("id")),
+        return NMessage("tool", [NPart("tool_result", tool_call_id=call_id(body.get("id")),
                                        result=decode_nested(content))])
     if name == "gen_ai.choice":
         msg = body.get("message") if isinstance(body.get("message"), dict) else {}

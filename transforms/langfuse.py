@@ -17,14 +17,15 @@ from transforms.common import (
     NMessage,
     NPart,
     SpanFacts,
-    ToolFact,
     decode_nested,
+    is_args_dump,
     is_redacted,
+    json_attr,
     message_from_any,
     messages_from_any,
-    parse_json_attr,
+    output_text,
+    tool_fact,
 )
-from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = ["extract"]
@@ -33,43 +34,13 @@ _INPUT = "langfuse.observation.input"
 _OUTPUT = "langfuse.observation.output"
 
 
-def _json(facts: SpanFacts, value: Any) -> tuple[Any, bool]:
-    """(decoded value, usable); plain text is usable as text, cut JSON is not."""
-    if value is None:
-        return None, False
-    if is_redacted(value):
-        facts.redacted = True
-        return None, False
-    parsed = parse_json_attr(value)
-    if not parsed.ok:
-        if parsed.truncated:
-            facts.truncated = True
-            facts.reasons.append(Reason.TRUNCATED_JSON)
-            return value, False
-        if parsed.too_deep:
-            facts.reasons.append(Reason.TOO_DEEP)
-            return value, False
-    return parsed.value, True
-
-
-def _is_args_dump(value: Any) -> bool:
-    return isinstance(value, dict) and bool(value) and set(value) <= {"args", "kwargs"}
-
-
-def _output_text(value: Any) -> str | None:
+def _output_text(facts: SpanFacts, value: Any) -> str | None:
     value = decode_nested(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        for key in ("content", "text", "output"):
-            if isinstance(value.get(key), str):
-                return str(value[key])
-        return None
-    if isinstance(value, list):
+    if isinstance(value, list):  # a message list: the last assistant text
         msgs = messages_from_any(value) or []
         texts = [m.text for m in msgs if m.role == "assistant" and m.text]
         return texts[-1] if texts else None
-    return None
+    return output_text(facts, value)
 
 
 def _agent(span: Span, facts: SpanFacts) -> None:
@@ -77,11 +48,11 @@ def _agent(span: Span, facts: SpanFacts) -> None:
     facts.role = "agent"
     facts.agent_name = span.name or None
     raw = a.get(_INPUT, a.get("langfuse.trace.input"))
-    value, ok = _json(facts, raw)
+    value, ok = json_attr(facts, raw)
     facts.input_mode = "unusable"
     if raw is None:
         facts.capture_off = True
-    elif ok and not _is_args_dump(value):
+    elif ok and not is_args_dump(value):
         msgs = messages_from_any(value)
         if msgs:
             facts.root_input = msgs
@@ -91,13 +62,9 @@ def _agent(span: Span, facts: SpanFacts) -> None:
     elif not ok and facts.truncated and isinstance(raw, str):
         facts.cut_input = raw
     raw_out = a.get(_OUTPUT, a.get("langfuse.trace.output"))
-    value, ok = _json(facts, raw_out)
+    value, ok = json_attr(facts, raw_out)
     if ok:
-        text = _output_text(value)
-        if is_redacted(text):
-            facts.redacted = True
-        else:
-            facts.root_output = text
+        facts.root_output = _output_text(facts, value)
     elif facts.truncated and isinstance(raw_out, str):
         facts.cut_output = raw_out
 
@@ -107,10 +74,10 @@ def _generation(span: Span, facts: SpanFacts) -> None:
     facts.role = "model"
     model = a.get("langfuse.observation.model.name")
     facts.model_name = str(model) if model else None
-    value, ok = _json(facts, a.get(_INPUT))
+    value, ok = json_attr(facts, a.get(_INPUT))
     if ok:
         facts.model_input = messages_from_any(value)
-    value, ok = _json(facts, a.get(_OUTPUT))
+    value, ok = json_attr(facts, a.get(_OUTPUT))
     if ok:
         out: list[NMessage] | None
         if isinstance(value, str):
@@ -136,33 +103,17 @@ def _generation(span: Span, facts: SpanFacts) -> None:
         facts.capture_off = True
 
 
-def _tool_args(value: Any) -> Any:
-    # An @observe'd tool's input is its Python call arguments.
-    if _is_args_dump(value):
-        args, kwargs = value.get("args") or [], value.get("kwargs") or {}
-        if not args and isinstance(kwargs, dict):
-            return kwargs
-        if len(args) == 1 and not kwargs:
-            return decode_nested(args[0])
-    return decode_nested(value)
-
-
 def _tool(span: Span, facts: SpanFacts) -> None:
     a = span.attributes
     facts.role = "tool"
-    args, _ = _json(facts, a.get(_INPUT))
-    result, _ = _json(facts, a.get(_OUTPUT))
-    error = None
-    has_result = _OUTPUT in a
-    if str(a.get("langfuse.observation.level", "")).upper() == "ERROR" or \
-            span.status_code == "ERROR":
-        error = str(a.get("langfuse.observation.status_message") or span.status_message
-                    or "error")
-        has_result = False
-    call_id = decode_nested(a.get("langfuse.observation.metadata.tool_call_id"))
-    facts.tool = ToolFact(call_id=str(call_id) if call_id else None, name=span.name or None,
-                          args=_tool_args(args), result=decode_nested(result),
-                          has_result=has_result, error_text=error)
+    args, _ = json_attr(facts, a.get(_INPUT))
+    result, _ = json_attr(facts, a.get(_OUTPUT))
+    # An @observe'd tool's input is its Python call arguments.
+    facts.tool = tool_fact(
+        span, call=decode_nested(a.get("langfuse.observation.metadata.tool_call_id")),
+        name=span.name, args=args, result=result, has_result=_OUTPUT in a, python_args=True,
+        error=a.get("langfuse.observation.status_message"),
+        failed=str(a.get("langfuse.observation.level", "")).upper() == "ERROR")
 
 
 def extract(span: Span) -> SpanFacts | None:

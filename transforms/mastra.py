@@ -19,10 +19,13 @@ from transforms.common import (
     NMessage,
     NPart,
     SpanFacts,
+    call_id,
     decode_nested,
     is_redacted,
+    json_attr,
     messages_from_any,
-    parse_json_attr,
+    opt_str,
+    output_text,
 )
 from transforms.reasons import Reason
 from transforms.types import Span
@@ -45,46 +48,21 @@ def is_mastra(span: Span) -> bool:
 
 
 def _json(facts: SpanFacts, value: Any) -> tuple[Any, bool]:
-    if value is None:
-        return None, False
     if isinstance(value, str) and value.endswith(_CUT_SUFFIX):
         facts.truncated = True
         facts.reasons.append(Reason.TRUNCATED_JSON)
         return value, False
-    parsed = parse_json_attr(value)
-    if not parsed.ok:
-        if parsed.truncated:
-            facts.truncated = True
-            facts.reasons.append(Reason.TRUNCATED_JSON)
-            return value, False
-        if parsed.too_deep:
-            facts.reasons.append(Reason.TOO_DEEP)
-            return value, False
-        if is_redacted(value):
-            facts.redacted = True
-            return value, False
-        return value, True  # plain text
-    return parsed.value, True
-
-
-def _output_text(value: Any) -> str | None:
-    value = decode_nested(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and isinstance(value.get("text"), str):
-        return str(value["text"])
-    return None
+    return json_attr(facts, value)
 
 
 def _generation_output(value: Any) -> list[NMessage] | None:
     if not isinstance(value, dict):
-        text = _output_text(value)
+        text = output_text(None, value, ("text",))
         return [NMessage("assistant", [NPart("text", text)], "stop")] if text else None
     parts: list[NPart] = []
     for c in value.get("toolCalls") or []:
         if isinstance(c, dict):
-            call_id = c.get("toolCallId", c.get("id"))
-            parts.append(NPart("tool_call", tool_call_id=str(call_id) if call_id else None,
+            parts.append(NPart("tool_call", tool_call_id=call_id(c.get("toolCallId", c.get("id"))),
                                tool_name=c.get("toolName", c.get("name")),
                                args=decode_nested(c.get("args", c.get("input")))))
     text = value.get("text")
@@ -110,9 +88,9 @@ def extract(span: Span) -> SpanFacts:
     if kind == "agent_run" or (not kind and (op in ("agent.run", "invoke_agent")
                                              or span.name.startswith("agent."))):
         facts.role = "agent"
-        facts.agent_id = _s(a.get("gen_ai.agent.id")) or _s(a.get("agent.id")) or (
+        facts.agent_id = opt_str(a.get("gen_ai.agent.id")) or opt_str(a.get("agent.id")) or (
             span.name.removeprefix("agent.") if span.name.startswith("agent.") else None)
-        facts.agent_name = _s(a.get("gen_ai.agent.name")) or _s(a.get("entityName")) or \
+        facts.agent_name = opt_str(a.get("gen_ai.agent.name")) or opt_str(a.get("entityName")) or \
             facts.agent_id
         facts.instructions = genai.instructions_from(facts, a.get("gen_ai.system_instructions"))
         raw_in = a.get("mastra.agent_run.input", a.get("input"))
@@ -134,10 +112,7 @@ def extract(span: Span) -> SpanFacts:
         if not ok and isinstance(raw_out, str) and raw_out.strip()[:1] in ("{", "["):
             facts.cut_output = raw_out
         if ok:
-            facts.root_output = _output_text(value)
-            if is_redacted(facts.root_output):
-                facts.redacted = True
-                facts.root_output = None
+            facts.root_output = output_text(facts, value, ("text",))
         return facts
     if kind in ("tool_call", "mcp_tool_call") or op in ("execute_tool", "tool.execute") or \
             span.name.startswith("tool.execute"):
@@ -146,13 +121,12 @@ def extract(span: Span) -> SpanFacts:
         if tool.name is None:
             tool.name = span.name.removeprefix("execute_tool ").removeprefix("tool.execute ")
         if tool.call_id is None:
-            call_id = a.get("mastra.tool_call.toolCallId")
-            tool.call_id = str(call_id) if call_id else None
+            tool.call_id = call_id(a.get("mastra.tool_call.toolCallId"))
         facts.tool = tool
         return facts
     if kind == "model_generation" or (not kind and op == "chat"):
         facts.role = "model"
-        facts.model_name = _s(a.get("gen_ai.request.model")) or span.name.split(" ", 1)[-1]
+        facts.model_name = opt_str(a.get("gen_ai.request.model")) or span.name.split(" ", 1)[-1]
         if "mastra.model_generation.input" in a or "mastra.model_generation.output" in a:
             value, ok = _json(facts, a.get("mastra.model_generation.input"))
             facts.model_input = messages_from_any(value) if ok else None
@@ -172,7 +146,3 @@ def extract(span: Span) -> SpanFacts:
     # model_inference (`chat`): a lossy summary of the prompt; model_step, chunks, …: nothing
     # the run needs that model_generation does not say better.
     return facts
-
-
-def _s(v: Any) -> str | None:
-    return str(v) if v is not None and v != "" else None

@@ -11,14 +11,14 @@ from transforms.common import (
     NMessage,
     NPart,
     SpanFacts,
-    ToolFact,
-    decode_nested,
+    flag_redacted,
     is_redacted,
+    json_attr,
     message_from_any,
     messages_from_any,
-    parse_json_attr,
+    output_text,
+    tool_fact,
 )
-from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = ["extract", "unflatten_messages"]
@@ -120,19 +120,10 @@ def _io_value(facts: SpanFacts, a: dict[str, Any], key: str) -> tuple[Any, bool]
     if key not in a:
         return None, False
     raw = a[key]
-    if is_redacted(raw):
-        facts.redacted = True
-        return None, False
     mime = str(a.get(key.replace(".value", ".mime_type"), "") or "")
     if "json" in mime or (isinstance(raw, str) and raw.strip()[:1] in ("{", "[")):
-        parsed = parse_json_attr(raw)
-        if not parsed.ok:
-            if parsed.truncated:
-                facts.truncated = True
-                facts.reasons.append(Reason.TRUNCATED_JSON)
-            return raw, False
-        return parsed.value, True
-    return raw, True
+        return json_attr(facts, raw, text_ok=False)
+    return (None, False) if flag_redacted(facts, raw) else (raw, True)
 
 
 def _request_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
@@ -193,29 +184,16 @@ def extract(span: Span) -> SpanFacts:
             facts.input_mode = "unusable"
         out, ok = _io_value(facts, a, "output.value")
         if ok:
-            out = decode_nested(out)
-            if isinstance(out, str):
-                facts.root_output = out
-            elif isinstance(out, dict):
-                for key in ("text", "content", "output", "final_output"):
-                    if isinstance(out.get(key), str):
-                        facts.root_output = out[key]
-                        break
+            facts.root_output = output_text(facts, out, ("text", "content", "output",
+                                                         "final_output"))
         return facts
     if kind == "TOOL":
         facts.role = "tool"
         args, _ = _io_value(facts, a, "input.value")
-        has_result = "output.value" in a
         result, _ = _io_value(facts, a, "output.value")
-        error = None
-        if span.status_code == "ERROR":
-            error = span.status_message or "error"
-            has_result = False
-        call_id = a.get("tool.id") or a.get("tool_call.id")
-        facts.tool = ToolFact(call_id=str(call_id).strip() if call_id else None,
-                              name=str(a.get("tool.name") or span.name),
-                              args=decode_nested(args), result=decode_nested(result),
-                              has_result=has_result, error_text=error)
+        facts.tool = tool_fact(span, call=a.get("tool.id") or a.get("tool_call.id"),
+                               name=a.get("tool.name") or span.name, args=args, result=result,
+                               has_result="output.value" in a)
         return facts
     if kind == "LLM":
         facts.role = "model"

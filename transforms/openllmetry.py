@@ -15,15 +15,16 @@ from transforms import genai
 from transforms.common import (
     NMessage,
     SpanFacts,
-    ToolFact,
-    decode_nested,
+    is_args_dump,
     is_redacted,
+    json_attr,
     message_from_any,
     messages_from_any,
+    output_text,
     parse_json_attr,
+    tool_fact,
 )
 from transforms.openinference import _indexed_list, _set_path
-from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = ["extract", "is_openllmetry", "unflatten_prompts"]
@@ -85,32 +86,6 @@ def _msgs(facts: SpanFacts, raw: list[dict[str, Any]] | None) -> list[NMessage] 
     return out
 
 
-def _entity(facts: SpanFacts, value: Any) -> tuple[Any, bool]:
-    if value is None:
-        return None, False
-    parsed = parse_json_attr(value)
-    if not parsed.ok:
-        if parsed.truncated:
-            facts.truncated = True
-            facts.reasons.append(Reason.TRUNCATED_JSON)
-            return value, False
-        if parsed.too_deep:
-            facts.reasons.append(Reason.TOO_DEEP)
-            return value, False
-    return parsed.value, True
-
-
-def _tool_args(value: Any) -> Any:
-    # The decorator dumps Python call arguments: {"args": [...], "kwargs": {...}}.
-    if isinstance(value, dict) and set(value) <= {"args", "kwargs"}:
-        args, kwargs = value.get("args") or [], value.get("kwargs") or {}
-        if not args and isinstance(kwargs, dict):
-            return kwargs
-        if len(args) == 1 and not kwargs:
-            return decode_nested(args[0])
-    return decode_nested(value)
-
-
 def extract(span: Span) -> SpanFacts:
     """Read one OpenLLMetry span."""
     a = span.attributes
@@ -121,45 +96,31 @@ def extract(span: Span) -> SpanFacts:
         facts.agent_name = str(a.get("traceloop.entity.name") or a.get(
             "traceloop.workflow.name") or span.name.rsplit(".", 1)[0]) or None
         raw_in = a.get("traceloop.entity.input")
-        value, ok = _entity(facts, raw_in)
+        value, ok = json_attr(facts, raw_in)
         if raw_in is None:
             facts.capture_off = True
-        if is_redacted(raw_in):
-            facts.redacted = True
         msgs = None
-        if ok and not (isinstance(value, dict) and set(value) <= {"args", "kwargs"}):
+        if ok and not is_args_dump(value):
             msgs = messages_from_any(value)
         if msgs:
             facts.root_input = msgs
             facts.input_mode = "conversation"
         else:
             facts.input_mode = "unusable"  # a Python-args dump, not a conversation
-        value, ok = _entity(facts, a.get("traceloop.entity.output"))
+        value, ok = json_attr(facts, a.get("traceloop.entity.output"))
         if ok:
-            value = decode_nested(value)
-            if isinstance(value, str):
-                facts.root_output = None if is_redacted(value) else value
-            elif isinstance(value, dict):
-                for key in ("content", "text", "output"):
-                    if isinstance(value.get(key), str):
-                        facts.root_output = value[key]
-                        break
+            facts.root_output = output_text(facts, value)
         return facts
     if kind == "tool":
         facts.role = "tool"
-        value, _ = _entity(facts, a.get("traceloop.entity.input"))
-        has_result = "traceloop.entity.output" in a
-        result, _ = _entity(facts, a.get("traceloop.entity.output"))
-        error = None
-        if span.status_code == "ERROR":
-            error = span.status_message or "error"
-            has_result = False
-        call_id = a.get("gen_ai.tool.call.id")
-        facts.tool = ToolFact(call_id=str(call_id) if call_id else None,
-                              name=str(a.get("traceloop.entity.name") or span.name.rsplit(
-                                  ".", 1)[0]),
-                              args=_tool_args(value), result=decode_nested(result),
-                              has_result=has_result, error_text=error)
+        value, _ = json_attr(facts, a.get("traceloop.entity.input"))
+        result, _ = json_attr(facts, a.get("traceloop.entity.output"))
+        # The decorator dumps Python call arguments: {"args": [...], "kwargs": {...}}.
+        facts.tool = tool_fact(
+            span, call=a.get("gen_ai.tool.call.id"),
+            name=a.get("traceloop.entity.name") or span.name.rsplit(".", 1)[0],
+            args=value, result=result, has_result="traceloop.entity.output" in a,
+            python_args=True)
         return facts
     prompts = unflatten_prompts(a, "gen_ai.prompt")
     completions = unflatten_prompts(a, "gen_ai.completion")

@@ -15,7 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from transforms import genai
-from transforms.common import NMessage, SpanFacts, ToolFact, decode_nested, is_redacted
+from transforms.common import (
+    NMessage,
+    SpanFacts,
+    is_redacted,
+    tool_fact,
+)
 from transforms.types import Span
 
 __all__ = ["extract", "is_pydantic_ai"]
@@ -90,13 +95,8 @@ def extract(span: Span) -> SpanFacts:
         return _run(span)
     if span.name == "running tool" or "tool_arguments" in a:
         facts = SpanFacts("pydantic_ai", role="tool")
-        call_id = a.get("gen_ai.tool.call.id")
-        error = (span.status_message or "error") if span.status_code == "ERROR" else None
-        facts.tool = ToolFact(call_id=str(call_id).strip() if call_id else None,
-                              name=str(a["gen_ai.tool.name"]) if a.get("gen_ai.tool.name")
-                              else None, args=decode_nested(a.get("tool_arguments")),
-                              result=decode_nested(a.get("tool_response")),
-                              has_result="tool_response" in a and error is None,
-                              error_text=error)
+        facts.tool = tool_fact(span, call=a.get("gen_ai.tool.call.id"),
+                               name=a.get("gen_ai.tool.name"), args=a.get("tool_arguments"),
+                               result=a.get("tool_response"), has_result="tool_response" in a)
         return facts
     return genai.extract(span, "pydantic_ai")

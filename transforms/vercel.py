@@ -22,16 +22,15 @@ from transforms.common import (
     NMessage,
     NPart,
     SpanFacts,
-    ToolFact,
-    decode_nested,
     is_redacted,
+    json_attr,
     message_from_any,
     messages_from_any,
-    parse_json_attr,
+    opt_str,
     part_text,
+    tool_fact,
 )
 from transforms.genai import cut_text, read_messages
-from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = ["extract", "is_vercel"]
@@ -46,10 +45,6 @@ _OUTPUT_KEYS = ("ai.response.text", "ai.response.object", "ai.response.toolCalls
 def is_vercel(span: Span) -> bool:
     """Scope `ai`, or an `ai.operationId` attribute."""
     return span.scope_name == "ai" or "ai.operationId" in span.attributes
-
-
-def _s(v: Any) -> str | None:
-    return str(v) if v is not None and v != "" else None
 
 
 def _response(a: dict[str, Any], name: str) -> Any:
@@ -74,17 +69,16 @@ def _system_texts(value: Any) -> list[str]:
 def _root(span: Span, facts: SpanFacts) -> None:
     a = span.attributes
     facts.role = "agent"
-    facts.agent_name = _s(a.get("ai.telemetry.functionId")) or _s(
+    facts.agent_name = opt_str(a.get("ai.telemetry.functionId")) or opt_str(
         a.get("ai.telemetry.metadata.agent"))
-    facts.model_name = _s(a.get("ai.model.id"))
+    facts.model_name = opt_str(a.get("ai.model.id"))
     raw = a.get("ai.prompt")
     facts.input_mode = "unusable"
     if raw is None:
         facts.capture_off = True  # recordInputs: false
     else:
-        parsed = parse_json_attr(raw)
-        if parsed.ok and isinstance(parsed.value, dict):
-            prompt = parsed.value
+        prompt, ok = json_attr(facts, raw, text_ok=False)
+        if ok and isinstance(prompt, dict):
             facts.instructions = _system_texts(prompt.get("system")) or None
             if isinstance(prompt.get("prompt"), str):
                 # A string prompt is this call's new input.
@@ -96,12 +90,8 @@ def _root(span: Span, facts: SpanFacts) -> None:
                 if conv is not None:
                     facts.root_input = conv
                     facts.input_mode = "conversation"
-        elif parsed.truncated:
-            facts.truncated = True
-            facts.reasons.append(Reason.TRUNCATED_JSON)
-            facts.cut_input = cut_text(raw)
-        if is_redacted(raw):
-            facts.redacted = True
+        elif facts.truncated and isinstance(raw, str):
+            facts.cut_input = raw
     text = _response(a, "text")
     if not isinstance(text, str):
         text = _response(a, "object")  # generateObject: the object's JSON text
@@ -128,26 +118,23 @@ def _step_output(facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
             facts.redacted = True
     raw_calls = _response(a, "toolCalls")
     if raw_calls is not None:
-        parsed = parse_json_attr(raw_calls)
-        if parsed.ok and isinstance(parsed.value, list):
+        calls, ok = json_attr(facts, raw_calls, text_ok=False)
+        if ok and isinstance(calls, list):
             # {toolCallId, toolName, input: JSON string | object} (v4: args) — the
             # OpenAI-like tool-call reader takes every variant.
-            m = message_from_any({"role": "assistant", "tool_calls": parsed.value})
+            m = message_from_any({"role": "assistant", "tool_calls": calls})
             if m is not None:
                 parts.extend(m.parts)
-        elif parsed.truncated:
-            facts.truncated = True
-            facts.reasons.append(Reason.TRUNCATED_JSON)
     if not parts and not any(k in a for k in _OUTPUT_KEYS):
         return None
-    finish = _s(a.get("ai.response.finishReason", a.get("ai.finishReason")))
+    finish = opt_str(a.get("ai.response.finishReason", a.get("ai.finishReason")))
     return [NMessage("assistant", parts, finish)]
 
 
 def _step(span: Span, facts: SpanFacts) -> None:
     a = span.attributes
     facts.role = "model"
-    facts.model_name = _s(a.get("ai.model.id")) or _s(a.get("gen_ai.request.model"))
+    facts.model_name = opt_str(a.get("ai.model.id")) or opt_str(a.get("gen_ai.request.model"))
     facts.model_input = read_messages(facts, a.get("ai.prompt.messages"))
     if facts.model_input is None:
         facts.cut_input = cut_text(a.get("ai.prompt.messages"))
@@ -156,27 +143,22 @@ def _step(span: Span, facts: SpanFacts) -> None:
         facts.capture_off = True
 
 
-def _error_text(span: Span) -> str:
+def _exception_message(span: Span) -> Any:
     for e in span.events:
         if e.name == "exception" and e.attributes.get("exception.message"):
-            return str(e.attributes["exception.message"])
-    return span.status_message or "error"
+            return e.attributes["exception.message"]
+    return None
 
 
 def _tool(span: Span, facts: SpanFacts) -> None:
     a = span.attributes
     facts.role = "tool"
-    call_id = a.get("ai.toolCall.id")
-    args = a.get("ai.toolCall.args", a.get("ai.toolCall.input"))
-    has_result = "ai.toolCall.result" in a or "ai.toolCall.output" in a
-    result = a.get("ai.toolCall.result", a.get("ai.toolCall.output"))
-    error = None
-    if span.status_code == "ERROR":
-        error, has_result = _error_text(span), False
-    facts.tool = ToolFact(call_id=str(call_id).strip() if call_id else None,
-                          name=_s(a.get("ai.toolCall.name")), args=decode_nested(args),
-                          result=decode_nested(result), has_result=has_result,
-                          error_text=error)
+    facts.tool = tool_fact(
+        span, call=a.get("ai.toolCall.id"), name=a.get("ai.toolCall.name"),
+        args=a.get("ai.toolCall.args", a.get("ai.toolCall.input")),
+        result=a.get("ai.toolCall.result", a.get("ai.toolCall.output")),
+        has_result="ai.toolCall.result" in a or "ai.toolCall.output" in a,
+        error=_exception_message(span) if span.status_code == "ERROR" else None)
 
 
 def extract(span: Span) -> SpanFacts:
