@@ -65,7 +65,9 @@ class ReadyTrace:
             subtree of an already-scheduled trace, with `rescore_late`).
         roots: for a rebuild, the span ids of the run roots the new spans touch: schedule
             only the runs whose `target.span_id` is in it. None: every run is new.
-        late: late spans and log records in it.
+        late: it holds late spans or log records (a rebuild of runs already handed over:
+            their scores are replaced, same score ids).
+        late_spans: how many late spans and log records it holds.
     """
 
     trace: Trace
@@ -73,7 +75,8 @@ class ReadyTrace:
     reason: Literal["quiet", "max_wait", "flush"] = "quiet"
     rebuild: bool = False
     roots: frozenset[str] | None = None
-    late: int = 0
+    late: bool = False
+    late_spans: int = 0
 
 
 @dataclass(slots=True)
@@ -497,7 +500,8 @@ class Assembly:
             self.stats["rebuilds"] += 1
         self.stats[f"ready_{reason}"] += 1
         self._remember(tid, buf, now)
-        return ReadyTrace(trace, buf.segments, reason, buf.rebuild, roots, buf.late)
+        return ReadyTrace(trace, buf.segments, reason, buf.rebuild, roots, buf.late > 0,
+                          buf.late)
 
     def _remember(self, tid: str, buf: _Buffer, now: float) -> None:
         old = self._recent.pop(tid, None)

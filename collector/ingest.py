@@ -118,7 +118,8 @@ class Ingest:
 
         Returns:
             `records`, `spans`, `logs`, `traces`, plus the log's `torn`/`corrupt` records
-            and the decoders' refusal reasons (`refused_<reason>`).
+            and the decoders' refusal reasons (`refused_<reason>`); empty (falsy) when the
+            log held nothing.
         """
         counts: Counter[str] = Counter()
         traces: set[str] = set()
@@ -133,7 +134,8 @@ class Ingest:
             for reason, n in decoded.refused.items():
                 counts[f"refused_{reason}"] += n
             traces |= ids
-        counts["traces"] = len(traces)
+        if traces:
+            counts["traces"] = len(traces)
         stats = self.spanlog.replay_stats
         for key in ("torn", "corrupt", "unreadable"):
             if stats.get(key):

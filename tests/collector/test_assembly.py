@@ -234,7 +234,7 @@ def test_rescore_late_rebuilds_with_the_same_run_ids() -> None:
     assert reason(metrics, "late") == 1
     clock.at(4.0)
     [again] = asm.poll()
-    assert again.rebuild and again.late == 1
+    assert again.rebuild and again.late and again.late_spans == 1
     assert again.roots == frozenset({AGENT})
     assert again.segments == Counter({2: 1})  # the old holds were released with the first
     assert {s.span_id for s in again.trace.spans} == {AGENT, CHAT, TOOL}
@@ -267,6 +267,7 @@ def test_rescore_late_new_subtree_only_schedules_its_own_run() -> None:
     clock.at(6.0)
     [ready] = asm.poll()
     assert ready.roots == frozenset({AGENT2})  # the first run is not scored again
+    assert ready.rebuild and not ready.late
 
 
 def test_late_with_rescore_but_old_spans_forgotten() -> None:
