@@ -15,7 +15,8 @@ Requests are decoded protobuf (`trace_requests`, `log_requests`); `spans()` and 
 flatten them into dicts: `trace_id`, `span_id`, `parent_span_id` (lowercase hex, "" when
 absent), `name`, `kind`, times, `attributes` / event `attributes` as Python values, `status`,
 `scope`, `resource`, `transport`. A refused request (fault injected) is not recorded. Thread-safe;
-usable from sync and async tests (the servers run in their own threads).
+usable from sync and async tests (the servers run in their own threads); `wait_for_*` block, so
+an async test calls `await asyncio.to_thread(backend.wait_for_spans, n)`.
 """
 
 from __future__ import annotations
