@@ -1,0 +1,154 @@
+"""The job queue: idempotent puts, the bound, leases and recovery, results kept before export —
+the same behaviour from SQLite (a real file) and from memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from collector.queue import Job, JobQueue, MemoryQueue, QueueFull, SqliteQueue, job_for
+from scorers import RunTarget, ScorerRun
+from scorers.types import run_id_for, score_id_for
+
+
+def make_run(i: int) -> ScorerRun:
+    trace_id, span_id = f"{i + 1:032x}", f"{i + 1:016x}"
+    return ScorerRun(run_id=run_id_for(trace_id, span_id), input={"q": f"question {i}"},
+                     output=[], target=RunTarget(trace_id=trace_id, span_id=span_id,
+                                                 entity_name="support", convention="genai",
+                                                 ended_at=datetime(2026, 1, 1, tzinfo=UTC)))
+
+
+def jobs(n: int, scorer: str = "len") -> list[Job]:
+    return [job_for(make_run(i), scorer) for i in range(n)]
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def queue(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[JobQueue]:
+    q: JobQueue = (SqliteQueue(tmp_path / "q.sqlite3", max_jobs=5) if request.param == "sqlite"
+                   else MemoryQueue(max_jobs=5))
+    yield q
+    q.close()
+
+
+def test_job_id_is_the_score_id_and_the_run_comes_back() -> None:
+    run = make_run(0)
+    job = job_for(run, "len")
+    assert run.target is not None
+    assert job.id == score_id_for(run.target.trace_id or "", run.target.span_id or "", "len")
+    assert job.run() == run
+    assert job.run_ended_at == datetime(2026, 1, 1, tzinfo=UTC).timestamp()
+    assert job.agent == "support"
+
+
+def test_put_is_idempotent_on_the_score_id(queue: JobQueue) -> None:
+    batch = jobs(3)
+    assert queue.put_many(batch) == 3
+    assert queue.put_many(batch + batch) == 0
+    assert queue.depth() == 3
+    # acknowledged jobs are remembered: a re-delivered trace is not scored again
+    claimed = queue.claim_unscored(10, now=0.0)
+    queue.store_result(claimed[0].id, '{"x": 1}')
+    queue.ack([claimed[0].id])
+    assert queue.depth() == 2
+    assert queue.put_many(batch) == 0
+    assert queue.depth() == 2
+
+
+def test_replace_queues_a_done_or_scored_job_again_under_the_same_id(queue: JobQueue) -> None:
+    first, second = jobs(2)
+    queue.put_many([first, second])
+    for job in queue.claim_unscored(10, now=0.0):
+        queue.store_result(job.id, '"old"')
+    queue.ack([first.id])
+    assert queue.put_many([first, second], replace=True) == 2
+    again = {j.id: j for j in queue.claim_unscored(10, now=0.0)}
+    assert set(again) == {first.id, second.id}
+    assert all(j.result_json is None for j in again.values())
+
+
+def test_replace_while_in_flight_discards_the_stale_result(queue: JobQueue) -> None:
+    (job,) = jobs(1)
+    queue.put_many([job])
+    (claimed,) = queue.claim_unscored(1, now=0.0)
+    queue.put_many([job], replace=True)  # late spans arrived while the old run was scoring
+    queue.store_result(claimed.id, '"stale"')
+    assert queue.claim_scored(10, now=0.0) == []
+    (rerun,) = queue.claim_unscored(10, now=0.0)
+    assert rerun.id == job.id and rerun.result_json is None
+
+
+def test_over_max_jobs_new_jobs_are_refused_whole(queue: JobQueue) -> None:
+    queue.put_many(jobs(4))
+    with pytest.raises(QueueFull) as caught:
+        queue.put_many(jobs(7))  # 4 known, 3 new: only 1 fits
+    assert caught.value.refused == 3
+    assert queue.depth() == 4
+    assert queue.put_many(jobs(5)) == 1  # what fits still goes in
+
+
+def test_a_leased_job_is_not_claimed_twice_until_released(queue: JobQueue) -> None:
+    queue.put_many(jobs(3))
+    first = queue.claim_unscored(2, now=0.0)
+    assert len(first) == 2 and all(j.attempts == 1 for j in first)
+    rest = queue.claim_unscored(10, now=0.0)
+    assert [j.id for j in rest] == [jobs(3)[2].id]
+    assert queue.claim_unscored(10, now=0.0) == []
+    assert queue.recover() == 3
+    again = queue.claim_unscored(10, now=0.0)
+    assert len(again) == 3 and all(j.attempts == 2 for j in again)
+
+
+def test_result_is_kept_and_exported_until_every_sink_confirmed(queue: JobQueue) -> None:
+    (job,) = jobs(1)
+    queue.put_many([job])
+    (claimed,) = queue.claim_unscored(1, now=0.0)
+    assert queue.claim_scored(10, now=0.0) == []
+    queue.store_result(claimed.id, '{"score": 0.5}')
+    assert queue.claim_unscored(10, now=0.0) == []
+    (scored,) = queue.claim_scored(10, now=0.0)
+    assert scored.result_json == '{"score": 0.5}'
+    queue.confirm([scored.id], "otlp")
+    queue.retry_later(scored.id, not_before=100.0)
+    assert queue.claim_scored(10, now=99.0) == []
+    (later,) = queue.claim_scored(10, now=100.0)
+    assert later.confirmed == frozenset({"otlp"})
+    assert later.result_json == '{"score": 0.5}'
+    queue.ack([later.id])
+    assert queue.depth() == 0
+
+
+def test_sqlite_queue_survives_reopening_with_leases_recovered(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "q.sqlite3"
+    q = SqliteQueue(path)
+    batch = jobs(3)
+    q.put_many(batch)
+    a, b = q.claim_unscored(2, now=0.0)
+    q.store_result(a.id, '{"score": 1.0}')
+    q.confirm([a.id], "jsonl")
+    # no close(): the process "died" with b leased
+    q2 = SqliteQueue(path)
+    assert q2.depth() == 3
+    assert q2.recover() == 1  # b was in flight: its lease is released
+    unscored = {j.id for j in q2.claim_unscored(10, now=0.0)}
+    assert unscored == {b.id, batch[2].id}
+    (scored,) = q2.claim_scored(10, now=0.0)
+    assert scored.id == a.id and scored.confirmed == frozenset({"jsonl"})
+    assert q2.writable()
+    q2.close()
+    q.close()
+
+
+def test_done_ids_are_remembered_within_the_retention_only(tmp_path: Path) -> None:
+    for q in (SqliteQueue(tmp_path / "q.sqlite3", done_retention=10),
+              MemoryQueue(done_retention=10)):
+        batch = jobs(30)
+        q.put_many(batch)
+        for job in batch:
+            q.ack([job.id])
+        assert q.put_many(batch[-5:]) == 0  # recent: refused as done
+        assert q.put_many(batch[:1]) == 1   # long ago: forgotten, scored again
+        q.close()
