@@ -4,8 +4,8 @@
 `LogEvent` and `Trace` values the collector decodes OTLP into.
 """
 
+from transforms._detection import detect_conventions
 from transforms.builder import BuildResult, build_runs, group_traces
-from transforms.detect import detect
 from transforms.reasons import Reason
 from transforms.roots import RunRoot, run_roots
 from transforms.types import LogEvent, Span, SpanEvent, SpanLink, Trace
@@ -20,7 +20,7 @@ __all__ = [
     "SpanLink",
     "Trace",
     "build_runs",
-    "detect",
+    "detect_conventions",
     "group_traces",
     "run_roots",
 ]

@@ -1,6 +1,6 @@
 """The run builder: the spans and log events of one trace -> agent `ScorerRun`s (DESIGN §3).
 
-Per-convention extractors (`transforms.detect.extract_span`) say what each span holds; this
+Per-convention extractors (`transforms._detection.extract_span`) say what each span holds; this
 module merges those facts per agent root. Nothing here raises on bad input: what cannot be
 used is counted under a fixed reason code in `BuildResult.reasons`, and the other runs of the
 same trace still come out.
@@ -30,9 +30,9 @@ from scorers.types import (
     ToolInvocationPart,
     run_id_for,
 )
-from transforms.common import NMessage, NPart, SpanFacts, ToolFact, parse_json_attr
-from transforms.detect import extract_span
-from transforms.genai import MESSAGE_EVENTS, calls_from_events
+from transforms._detection import extract_span
+from transforms._genai import MESSAGE_EVENTS, calls_from_events
+from transforms._toolkit import NMessage, NPart, SpanFacts, ToolFact, parse_json_attr
 from transforms.reasons import Reason
 from transforms.types import LogEvent, Span, Trace, ns_to_datetime
 

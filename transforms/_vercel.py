@@ -11,14 +11,15 @@ doGenerate and an object in doStream (v4: `args`); a tool returning a string giv
 double-encoded result. v3 wrote `ai.result.*` where later versions write `ai.response.*`.
 `recordInputs`/`recordOutputs: false` remove the content attributes entirely.
 
-AI SDK 7's `@ai-sdk/otel` spans are plain OTel GenAI (`transforms.genai`).
+AI SDK 7's `@ai-sdk/otel` spans are plain OTel GenAI (`transforms._genai`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from transforms.common import (
+from transforms._genai import cut_text, read_messages
+from transforms._toolkit import (
     NMessage,
     NPart,
     SpanFacts,
@@ -30,10 +31,9 @@ from transforms.common import (
     part_text,
     tool_fact,
 )
-from transforms.genai import cut_text, read_messages
 from transforms.types import Span
 
-__all__ = ["extract", "is_vercel"]
+__all__ = ["extract", "matches", "reads_first"]
 
 ROOT_OPERATIONS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject",
                              "ai.streamObject"})
@@ -42,9 +42,15 @@ _OUTPUT_KEYS = ("ai.response.text", "ai.response.object", "ai.response.toolCalls
                 "ai.result.text", "ai.result.object", "ai.result.toolCalls")
 
 
-def is_vercel(span: Span) -> bool:
+def matches(span: Span) -> bool:
     """Scope `ai`, or an `ai.operationId` attribute."""
     return span.scope_name == "ai" or "ai.operationId" in span.attributes
+
+
+def reads_first(span: Span) -> bool:
+    """The AI SDK's own `ai.*` attributes beat a translation of them added to the same span
+    (openinference-vercel marks the root a CHAIN and copies messages into `llm.*`)."""
+    return "ai.operationId" in span.attributes
 
 
 def _response(a: dict[str, Any], name: str) -> Any:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from transforms import genai
-from transforms.common import (
+from transforms import _genai
+from transforms._toolkit import (
     NMessage,
     NPart,
     SpanFacts,
@@ -30,13 +30,13 @@ from transforms.common import (
 from transforms.reasons import Reason
 from transforms.types import Span
 
-__all__ = ["extract", "is_mastra"]
+__all__ = ["extract", "matches"]
 
 # Mastra marks strings it cut (deepClean) with this suffix.
 _CUT_SUFFIX = "[truncated]"
 
 
-def is_mastra(span: Span) -> bool:
+def matches(span: Span) -> bool:
     """Mastra 1.x (`mastra.span.type`) or the 0.x exporter (its scope / span names)."""
     a = span.attributes
     if "mastra.span.type" in a:
@@ -92,7 +92,7 @@ def extract(span: Span) -> SpanFacts:
             span.name.removeprefix("agent.") if span.name.startswith("agent.") else None)
         facts.agent_name = opt_str(a.get("gen_ai.agent.name")) or opt_str(a.get("entityName")) or \
             facts.agent_id
-        facts.instructions = genai.instructions_from(facts, a.get("gen_ai.system_instructions"))
+        facts.instructions = _genai.instructions_from(facts, a.get("gen_ai.system_instructions"))
         raw_in = a.get("mastra.agent_run.input", a.get("input"))
         value, ok = _json(facts, raw_in)
         msgs = messages_from_any(value) if ok else None
@@ -117,7 +117,7 @@ def extract(span: Span) -> SpanFacts:
     if kind in ("tool_call", "mcp_tool_call") or op in ("execute_tool", "tool.execute") or \
             span.name.startswith("tool.execute"):
         facts.role = "tool"
-        tool = genai.tool_from_attrs(span)
+        tool = _genai.tool_from_attrs(span)
         if tool.name is None:
             tool.name = span.name.removeprefix("execute_tool ").removeprefix("tool.execute ")
         if tool.call_id is None:
@@ -133,7 +133,7 @@ def extract(span: Span) -> SpanFacts:
             value, ok = _json(facts, a.get("mastra.model_generation.output"))
             facts.model_output = _generation_output(value) if ok else None
         else:  # legacy: MODEL_GENERATION is the chat span, converted parts
-            genai.fill_model_call(facts, a)
+            _genai.fill_model_call(facts, a)
             if facts.model_input is None and "gen_ai.prompt" in a:
                 value, ok = _json(facts, a.get("gen_ai.prompt"))
                 facts.model_input = messages_from_any(value) if ok else None

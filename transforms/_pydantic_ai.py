@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from transforms import genai
-from transforms.common import (
+from transforms import _genai
+from transforms._toolkit import (
     NMessage,
     SpanFacts,
     is_redacted,
@@ -23,10 +23,10 @@ from transforms.common import (
 )
 from transforms.types import Span
 
-__all__ = ["extract", "is_pydantic_ai"]
+__all__ = ["extract", "matches"]
 
 
-def is_pydantic_ai(span: Span) -> bool:
+def matches(span: Span) -> bool:
     """Scope `pydantic-ai`, or the run span's own attributes (Logfire keeps them)."""
     a = span.attributes
     return span.scope_name == "pydantic-ai" or "pydantic_ai.all_messages" in a or \
@@ -53,12 +53,12 @@ def _new_input_end(msgs: list[NMessage], idx: int) -> int:
 
 def _run(span: Span) -> SpanFacts:
     a = span.attributes
-    facts = genai.extract(span, "pydantic_ai")
+    facts = _genai.extract(span, "pydantic_ai")
     facts.role = "agent"
     facts.agent_name = facts.agent_name or (
         str(a["agent_name"]) if a.get("agent_name") else None)
     facts.model_name = facts.model_name or (str(a["model_name"]) if a.get("model_name") else None)
-    history = genai.read_messages(facts, a.get("pydantic_ai.all_messages"))
+    history = _genai.read_messages(facts, a.get("pydantic_ai.all_messages"))
     idx = _index(a.get("pydantic_ai.new_message_index"))
     if facts.root_input is None:
         facts.input_mode = "unusable"
@@ -99,4 +99,4 @@ def extract(span: Span) -> SpanFacts:
                                name=a.get("gen_ai.tool.name"), args=a.get("tool_arguments"),
                                result=a.get("tool_response"), has_result="tool_response" in a)
         return facts
-    return genai.extract(span, "pydantic_ai")
+    return _genai.extract(span, "pydantic_ai")

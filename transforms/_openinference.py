@@ -7,44 +7,30 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from transforms.common import (
+from transforms._toolkit import (
     NMessage,
     NPart,
     SpanFacts,
     flag_redacted,
+    indexed_list,
     is_redacted,
     json_attr,
     message_from_any,
     messages_from_any,
     output_text,
+    set_path,
     tool_fact,
 )
 from transforms.types import Span
 
-__all__ = ["extract", "unflatten_messages"]
+__all__ = ["extract", "matches", "unflatten_messages"]
 
 _INDEXED = re.compile(r"^(\d+)\.(.*)$")
 
 
-def _set_path(target: dict[str, Any], path: str, value: Any) -> None:
-    # "message.tool_calls.0.tool_call.function.name" -> nested dicts; numeric segments become
-    # dict keys here and lists later, so sparse indexes (0, 3) survive.
-    node = target
-    keys = path.split(".")
-    for k in keys[:-1]:
-        nxt = node.get(k)
-        if not isinstance(nxt, dict):
-            nxt = {}
-            node[k] = nxt
-        node = nxt
-    node[keys[-1]] = value
-
-
-def _indexed_list(d: Any) -> list[Any]:
-    if not isinstance(d, dict):
-        return []
-    items = [(int(k), v) for k, v in d.items() if k.isdigit()]
-    return [v for _, v in sorted(items)]
+def matches(span: Span) -> bool:
+    """An `openinference.span.kind` attribute."""
+    return "openinference.span.kind" in span.attributes
 
 
 def unflatten_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
@@ -58,7 +44,7 @@ def unflatten_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any
         m = _INDEXED.match(key[plen:])
         if m is None:
             continue
-        _set_path(rows.setdefault(int(m.group(1)), {}), m.group(2), value)
+        set_path(rows.setdefault(int(m.group(1)), {}), m.group(2), value)
     if not rows:
         return None
     out: list[dict[str, Any]] = []
@@ -67,7 +53,7 @@ def unflatten_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any
         if not isinstance(msg, dict):
             continue
         converted: dict[str, Any] = {"role": msg.get("role", "user")}
-        contents = _indexed_list(msg.get("contents"))
+        contents = indexed_list(msg.get("contents"))
         if contents:
             parts = []
             for c in contents:
@@ -87,7 +73,7 @@ def unflatten_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any
         if msg.get("name") is not None:
             converted["name"] = msg["name"]
         calls = []
-        for tc in _indexed_list(msg.get("tool_calls")):
+        for tc in indexed_list(msg.get("tool_calls")):
             call = tc.get("tool_call", {}) if isinstance(tc, dict) else {}
             fn = call.get("function", {}) if isinstance(call.get("function"), dict) else {}
             calls.append({"id": call.get("id"), "function": {

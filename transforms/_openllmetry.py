@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from transforms import genai
-from transforms.common import (
+from transforms import _genai
+from transforms._toolkit import (
     NMessage,
     SpanFacts,
+    indexed_list,
     is_args_dump,
     is_redacted,
     json_attr,
@@ -22,21 +23,18 @@ from transforms.common import (
     messages_from_any,
     output_text,
     parse_json_attr,
+    set_path,
     tool_fact,
 )
-from transforms.openinference import _indexed_list, _set_path
 from transforms.types import Span
 
-__all__ = ["extract", "is_openllmetry", "unflatten_prompts"]
+__all__ = ["PREFIXES", "extract", "unflatten_prompts"]
 
 
-def is_openllmetry(span: Span) -> bool:
-    """`traceloop.*` attributes or indexed `gen_ai.prompt.{i}` / `gen_ai.completion.{i}`."""
-    for key in span.attributes:
-        if key.startswith(("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.",
-                           "gen_ai.completion.", "llm.request.type")):
-            return True
-    return False
+PREFIXES = ("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.", "gen_ai.completion.",
+            "llm.request.type")
+"""Attribute keys that mark a span OpenLLMetry's: `traceloop.*` or indexed `gen_ai.prompt.{i}` /
+`gen_ai.completion.{i}`."""
 
 
 def unflatten_prompts(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
@@ -51,7 +49,7 @@ def unflatten_prompts(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]
         idx, _, path = rest.partition(".")
         if not idx.isdigit() or not path:
             continue
-        _set_path(rows.setdefault(int(idx), {}), path, value)
+        set_path(rows.setdefault(int(idx), {}), path, value)
     if not rows:
         return None
     out: list[dict[str, Any]] = []
@@ -67,7 +65,7 @@ def unflatten_prompts(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]
             msg["tool_call_id"] = row["tool_call_id"]
         calls = [{"id": c.get("id"), "function": {"name": c.get("name"),
                                                     "arguments": c.get("arguments")}}
-                 for c in _indexed_list(row.get("tool_calls")) if isinstance(c, dict)]
+                 for c in indexed_list(row.get("tool_calls")) if isinstance(c, dict)]
         if calls:
             msg["tool_calls"] = calls
         if row.get("finish_reason") is not None:
@@ -142,6 +140,6 @@ def extract(span: Span) -> SpanFacts:
         facts.role = "model"
         facts.model_name = str(a.get("gen_ai.request.model") or a.get(
             "gen_ai.response.model") or "") or None
-        genai.fill_model_call(facts, a)
+        _genai.fill_model_call(facts, a)
         return facts
     return facts

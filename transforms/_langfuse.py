@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from transforms.common import (
+from transforms._toolkit import (
     NMessage,
     NPart,
     SpanFacts,
@@ -28,8 +28,10 @@ from transforms.common import (
 )
 from transforms.types import Span
 
-__all__ = ["extract"]
+__all__ = ["PREFIXES", "extract"]
 
+PREFIXES = ("langfuse.observation.", "langfuse.trace.")
+"""Attribute keys that mark a span Langfuse's (explicit IO: it wins, conventions.md §0)."""
 _INPUT = "langfuse.observation.input"
 _OUTPUT = "langfuse.observation.output"
 

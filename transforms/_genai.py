@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from transforms.common import (
+from transforms._toolkit import (
     NMessage,
     NPart,
     SpanFacts,
@@ -32,6 +32,7 @@ from transforms.types import Span
 
 __all__ = [
     "MESSAGE_EVENTS",
+    "matches",
     "EventCall",
     "calls_from_events",
     "extract",
@@ -44,6 +45,13 @@ MESSAGE_EVENTS = frozenset({
     "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message",
     "gen_ai.tool.message", "gen_ai.choice", "gen_ai.client.inference.operation.details",
 })
+
+
+def matches(span: Span) -> bool:
+    """`gen_ai.operation.name`, `gen_ai.input.messages`, or a `gen_ai.*` span event."""
+    a = span.attributes
+    return "gen_ai.operation.name" in a or "gen_ai.input.messages" in a or any(
+        e.name.startswith("gen_ai.") for e in span.events)
 
 
 def read_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from transforms import genai
-from transforms.common import (
+from transforms import _genai
+from transforms._toolkit import (
     SpanFacts,
     decode_nested,
     parse_json_attr,
@@ -28,13 +28,13 @@ from transforms.common import (
 from transforms.reasons import Reason
 from transforms.types import Span
 
-__all__ = ["extract", "is_anthropic"]
+__all__ = ["extract", "matches"]
 
 SCOPE_PREFIX = "com.anthropic.sdk"
 _THREAD_BETA = "message-threads"
 
 
-def is_anthropic(span: Span) -> bool:
+def matches(span: Span) -> bool:
     """A span of the SDK's own tracer (its instrumentation scope)."""
     return span.scope_name.startswith(SCOPE_PREFIX)
 
@@ -47,7 +47,7 @@ def _uses_threads(value: Any) -> bool:
 def extract(span: Span) -> SpanFacts:
     """Read one span of the SDK's own tracing (the GenAI attributes plus its own)."""
     a = span.attributes
-    facts = genai.extract(span, "anthropic")
+    facts = _genai.extract(span, "anthropic")
     if a.get("anthropic.content.truncated") is True:
         # The SDK drops whole old parts to fit its byte limit: the JSON stays valid, the
         # content is incomplete.

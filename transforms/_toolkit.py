@@ -25,6 +25,7 @@ __all__ = [
     "call_id",
     "decode_nested",
     "flag_redacted",
+    "indexed_list",
     "is_args_dump",
     "is_redacted",
     "json_attr",
@@ -34,6 +35,7 @@ __all__ = [
     "output_text",
     "parse_json_attr",
     "part_text",
+    "set_path",
     "tool_args",
     "tool_fact",
 ]
@@ -459,6 +461,29 @@ def output_text(facts: SpanFacts | None, value: Any,
     elif isinstance(value, dict):
         text = next((value[k] for k in keys if isinstance(value.get(k), str)), None)
     return None if facts is not None and flag_redacted(facts, text) else text
+
+
+def set_path(target: dict[str, Any], path: str, value: Any) -> None:
+    """Un-flatten one indexed attribute: `"message.tool_calls.0.tool_call.function.name"`
+    becomes nested dicts; numeric segments stay dict keys (lists later, `indexed_list`), so
+    sparse indexes (0, 3) survive."""
+    node = target
+    keys = path.split(".")
+    for k in keys[:-1]:
+        nxt = node.get(k)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            node[k] = nxt
+        node = nxt
+    node[keys[-1]] = value
+
+
+def indexed_list(d: Any) -> list[Any]:
+    """The values of a `set_path` dict with numeric keys, in index order (gaps skipped)."""
+    if not isinstance(d, dict):
+        return []
+    items = [(int(k), v) for k, v in d.items() if k.isdigit()]
+    return [v for _, v in sorted(items)]
 
 
 def _is_args_dump(value: Any) -> bool:
