@@ -190,7 +190,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     confirmed    TEXT NOT NULL DEFAULT '[]',
     rerun        INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS jobs_due ON jobs (scored, leased, not_before, seq);
+CREATE INDEX IF NOT EXISTS jobs_claim ON jobs (scored, leased, seq);
 CREATE TABLE IF NOT EXISTS done (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id  TEXT NOT NULL UNIQUE
@@ -274,7 +274,7 @@ class SqliteQueue:
             else:
                 fresh = [job for job in unique if job.id not in existing and job.id not in done]
                 again = []
-            depth = self._count()
+            depth = self._depth
             if depth + len(fresh) > self.max_jobs:
                 raise QueueFull(len(fresh), depth, self.max_jobs)
             if replace:
@@ -294,7 +294,7 @@ class SqliteQueue:
                 "rerun=leased WHERE id=?",
                 [(j.scorer_id, j.run_json, j.trace_id, j.span_id, j.agent, j.run_ended_at, j.id)
                  for j in again])
-            self._depth = depth + len(fresh)
+        self._depth = depth + len(fresh)
         return len(fresh) + len(again)
 
     def _claim(self, scored: int, limit: int, now: float) -> list[Job]:
@@ -321,10 +321,11 @@ class SqliteQueue:
 
     def store_result(self, job_id: str, record_json: str) -> None:
         """See `JobQueue.store_result`."""
-        with self._tx() as db:
-            db.execute("UPDATE jobs SET scored=1, result_json=?, leased=0, not_before=0, "
-                       "confirmed='[]' WHERE id=? AND rerun=0", (record_json, job_id))
-            db.execute("UPDATE jobs SET rerun=0, leased=0 WHERE id=? AND rerun=1", (job_id,))
+        # One statement (atomic on its own). A job replaced while it ran (`rerun`) keeps no
+        # result: it is handed back unscored.
+        self._db.execute(
+            "UPDATE jobs SET scored=1-rerun, result_json=CASE rerun WHEN 0 THEN ? END, "
+            "leased=0, not_before=0, confirmed='[]', rerun=0 WHERE id=?", (record_json, job_id))
 
     def confirm(self, job_ids: Sequence[str], sink: str) -> None:
         """See `JobQueue.confirm`."""
@@ -361,13 +362,12 @@ class SqliteQueue:
                 self._acks_since_prune = 0
                 db.execute("DELETE FROM done WHERE seq <= (SELECT MAX(seq) FROM done) - ?",
                            (self._done_retention,))
-            self._depth = self._count()
+        self._depth -= len(deleted)
 
     def retry_later(self, job_id: str, not_before: float) -> None:
         """See `JobQueue.retry_later`."""
-        with self._tx() as db:
-            db.execute("UPDATE jobs SET leased=0, not_before=CASE rerun WHEN 0 THEN ? ELSE 0 END, "
-                       "rerun=0 WHERE id=?", (not_before, job_id))
+        self._db.execute("UPDATE jobs SET leased=0, not_before=CASE rerun WHEN 0 THEN ? ELSE 0 "
+                         "END, rerun=0 WHERE id=?", (not_before, job_id))
 
     def release(self, job_ids: Sequence[str]) -> None:
         """See `JobQueue.release`."""
