@@ -137,6 +137,7 @@ class WorkerPool:
         backoff_max: cap of that wait (it doubles per failure, jittered down to half).
         poll_interval: how often idle loops look at the queue without being notified.
         clock: wall clock, Unix seconds (score lag, backoff deadlines).
+        source: the records' `source`: `LIVE` for received traffic, `TEST` for offline scoring.
     """
 
     def __init__(self, specs: Sequence[ScorerSpec], queue: JobQueue,
@@ -144,7 +145,8 @@ class WorkerPool:
                  provider: JudgeProvider | None = None, budget: TokenBudget | None = None,
                  concurrency: int = 32, export_batch: int = 100, backoff_initial: float = 1.0,
                  backoff_max: float = 60.0, poll_interval: float = 0.25,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 source: Literal["LIVE", "TEST"] = "LIVE") -> None:
         if concurrency < 1 or export_batch < 1:
             raise ValueError("concurrency and export_batch must be at least 1")
         names = [sink.name for sink in sinks]
@@ -162,6 +164,7 @@ class WorkerPool:
         self.backoff_max = backoff_max
         self.poll_interval = poll_interval
         self.clock = clock
+        self.source: Literal["LIVE", "TEST"] = source
         self._sink_state = {sink.name: _SinkState() for sink in self.sinks}
         self._running: dict[asyncio.Task[None], Job] = {}
         self._claim_task: asyncio.Task[None] | None = None
@@ -249,7 +252,11 @@ class WorkerPool:
         while not self._stopping:
             wake.clear()
             free = self.concurrency - len(self._running)
-            jobs = self.queue.claim_unscored(free, self.clock()) if free > 0 else []
+            try:
+                jobs = self.queue.claim_unscored(free, self.clock()) if free > 0 else []
+            except Exception:  # e.g. the disk is full: keep the loop alive, try again
+                log.exception("claiming jobs failed; retrying")
+                jobs = []
             for job in jobs:
                 task = asyncio.create_task(self._run_job(job), name=f"score {job.scorer_id}")
                 self._running[task] = job
@@ -286,17 +293,18 @@ class WorkerPool:
                             target=RunTarget(trace_id=job.trace_id, span_id=job.span_id))
             scorer = spec.scorer if spec is not None else _unknown_scorer(job.scorer_id)
             return score_record(scorer, run, ScorerError(
-                f"the queued run could not be decoded: {exc.error_count()} errors"))
+                f"the queued run could not be decoded: {exc.error_count()} errors"),
+                source=self.source)
         if spec is None:
             return score_record(_unknown_scorer(job.scorer_id), run, ScorerError(
                 f"scorer {job.scorer_id!r} is not configured (the configuration changed after "
-                "this job was queued)"))
+                "this job was queued)"), source=self.source)
         scorer = spec.scorer
         if scorer.has_judge and self.budget is not None and self.budget.exhausted():
             self.metrics.runs_skipped.labels(scorer.id, BUDGET_REASON).inc()
             return skipped_record(scorer, run, BUDGET_REASON,
                                   f"the judge's daily token budget ({self.budget.limit} tokens) "
-                                  "is used up; it resets at 00:00 UTC")
+                                  "is used up; it resets at 00:00 UTC", source=self.source)
         outcome: ScorerResult | BaseException
         started = time.perf_counter()
         deadline = asyncio.timeout(spec.timeout)
@@ -313,7 +321,7 @@ class WorkerPool:
             self.metrics.scorer_duration.labels(scorer.id).observe(time.perf_counter() - started)
         if isinstance(outcome, BaseException) and _is_auth_failure(outcome):
             self._report_auth(scorer.id)
-        return score_record(scorer, run, outcome)
+        return score_record(scorer, run, outcome, source=self.source)
 
     @contextlib.contextmanager
     def _judge_provider(self) -> Iterator[None]:
@@ -338,7 +346,11 @@ class WorkerPool:
         wake = self._export_wake
         while True:
             wake.clear()
-            handled = await self._export_once()
+            try:
+                handled = await self._export_once()
+            except Exception:  # e.g. the disk is full: keep the loop alive, try again
+                log.exception("exporting score records failed; retrying")
+                handled = 0
             if handled:
                 continue
             if self._stopping and not self._running:
