@@ -2,15 +2,17 @@
 
 `Judge` fields all default to None, meaning "inherit": a step's judge is merged field by field
 over the scorer's (processor lists replace, they do not merge), then the defaults apply (DESIGN
-§4). The provider call sits behind `JudgeProvider`; the concrete one is `AnthropicProvider`
-(`anthropic.AsyncAnthropic` with its own retries off, so retries never multiply: only the error
-processors retry).
+§4). The provider call sits behind `JudgeProvider`; the default one is `AnthropicProvider`
+(`scorers._anthropic`). Providers never retry and classify their own failures (the
+`scorers.errors` tree); this module's call loop only asks the error processors, which read
+`retryable` / `retry_after` / the error type.
 
 Structured output (`json_prompt_injection`):
 
 - `"auto"` (default) and `False`: native. Anthropic structured outputs (`output_config` with a
-  JSON schema) when the installed SDK has the parameter and the model is in its model list; else
-  a forced tool call whose `input_schema` is the output schema. No schema text in the prompt.
+  JSON schema) when the installed SDK has the parameter and the model is in its model list
+  (`scorers._anthropic.native_output_schema`); else a forced tool call whose `input_schema` is
+  the output schema. No schema text in the prompt.
 - `"system"` / `True`: the schema is appended to the system prompt.
 - `"inline"`: the schema is appended to the user prompt.
 
@@ -28,13 +30,10 @@ import inspect
 import json
 import re
 import time
-import typing
-import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
-import anthropic
 import jsonschema  # type: ignore[import-untyped]
 from pydantic import (
     BaseModel,
@@ -46,14 +45,10 @@ from pydantic import (
     field_validator,
 )
 
-from scorers.errors import (
-    JudgeAuthError,
-    JudgeParseError,
-    JudgeRequestError,
-    JudgeUnavailableError,
-    ScorerError,
-)
-from scorers.processors import RetryDecision, is_auth_error, is_provider_retryable
+from scorers._anthropic import AnthropicProvider, default_model, native_output_schema
+from scorers._provider import DEFAULT_TIMEOUT, JudgeProvider, JudgeReply, JudgeRequest
+from scorers.errors import JudgeParseError, ScorerError
+from scorers.processors import RetryDecision, is_auth_error
 from scorers.types import JudgeExecution, JudgeUsage, ScoreError
 
 __all__ = [
@@ -74,7 +69,6 @@ __all__ = [
     "use_judge_provider",
 ]
 
-DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
 """The retry cap when error processors are configured without `max_processor_retries`."""
@@ -92,38 +86,6 @@ SYSTEM_TEMPLATE = ("\n\nJSON schema:\n{schema}\n"
 
 InjectionSetting = bool | Literal["auto", "system", "inline"]
 Mode = Literal["native", "system", "inline"]
-
-
-def _sdk_models() -> list[str]:
-    names: list[str] = []
-    for arg in typing.get_args(anthropic.types.Model):
-        names.extend(a for a in typing.get_args(arg) if isinstance(a, str))
-    return names
-
-
-def _deprecated_models() -> set[str]:
-    try:
-        from anthropic._data import DEPRECATED_MODELS  # the SDK's own list (private module)
-    except ImportError:
-        return set()
-    return set(DEPRECATED_MODELS)
-
-
-def default_model() -> str:
-    """The default judge model: the newest Haiku alias in the installed SDK's model list
-    that the SDK does not mark deprecated (inexpensive and current)."""
-    deprecated = _deprecated_models()
-    for name in _sdk_models():  # the SDK lists newest first
-        if "haiku" in name and not re.search(r"\d{8}$", name) and name not in deprecated:
-            return name
-    return "claude-haiku-4-5"
-
-
-_SDK_HAS_OUTPUT_CONFIG = "output_config" in inspect.signature(
-    anthropic.resources.messages.AsyncMessages.create).parameters
-_STRUCTURED_OUTPUT_MODELS = frozenset(_sdk_models())
-"""Every Claude model this SDK lists supports structured outputs; other ids (proxies, custom
-deployments) get the forced tool call, which every Claude model supports."""
 
 
 # ---------------------------------------------------------------------- settings
@@ -241,108 +203,7 @@ class ResolvedJudge:
     provider: JudgeProvider = field(repr=False)
 
 
-# ---------------------------------------------------------------------- provider seam
-
-
-@dataclass(frozen=True)
-class JudgeRequest:
-    """One HTTP call to the model, provider-neutral."""
-
-    model: str
-    system: str
-    messages: list[dict[str, Any]]
-    max_tokens: int
-    temperature: float | None = None
-    output_schema: dict[str, Any] | None = None
-    """Native structured output: send as Anthropic `output_config.format`."""
-    tool: dict[str, Any] | None = None
-    """Forced tool call: `{"name", "description", "input_schema"}`."""
-    api_key: str | None = field(default=None, repr=False)
-    base_url: str | None = None
-    timeout: float = DEFAULT_TIMEOUT
-
-
-@dataclass(frozen=True)
-class JudgeReply:
-    """What the model answered."""
-
-    text: str
-    tool_input: Any = None
-    """The forced tool call's input, when the request forced one and the model made it."""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    stop_reason: str | None = None
-
-
-@runtime_checkable
-class JudgeProvider(Protocol):
-    """The seam between the judge and a model API."""
-
-    async def complete(self, request: JudgeRequest) -> JudgeReply:
-        """Make one call; raise the provider's error on failure (no retries here)."""
-        ...
-
-
-class AnthropicProvider:
-    """`JudgeProvider` over `anthropic.AsyncAnthropic(max_retries=0)`.
-
-    Clients are kept per event loop and per (api key, base url), so connections are reused
-    across calls; the timeout is set per request.
-    """
-
-    def __init__(self) -> None:
-        self._clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop,
-            dict[tuple[str | None, str | None], anthropic.AsyncAnthropic]] = (
-            weakref.WeakKeyDictionary())
-
-    def _client(self, request: JudgeRequest) -> anthropic.AsyncAnthropic:
-        per_loop = self._clients.setdefault(asyncio.get_running_loop(), {})
-        key = (request.api_key, request.base_url)
-        client = per_loop.get(key)
-        if client is None:
-            try:
-                client = anthropic.AsyncAnthropic(api_key=request.api_key,
-                                                  base_url=request.base_url, max_retries=0)
-            except anthropic.AnthropicError as exc:
-                # e.g. no API key anywhere: a configuration error, never retried.
-                raise JudgeAuthError(
-                    "cannot create the Anthropic client: set ANTHROPIC_API_KEY or "
-                    f"Judge(api_key=...) ({type(exc).__name__})") from None
-            per_loop[key] = client
-        return client
-
-    async def complete(self, request: JudgeRequest) -> JudgeReply:
-        """Call `messages.create` once and return its text, tool input and usage."""
-        kwargs: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens,
-                                  "system": request.system, "messages": request.messages}
-        if request.temperature is not None:
-            # this SDK's create() has no `temperature` parameter any more; the API still takes it
-            kwargs["extra_body"] = {"temperature": request.temperature}
-        if request.output_schema is not None:
-            kwargs["output_config"] = {"format": {"type": "json_schema",
-                                                  "schema": request.output_schema}}
-        if request.tool is not None:
-            kwargs["tools"] = [request.tool]
-            kwargs["tool_choice"] = {"type": "tool", "name": request.tool["name"]}
-        message = await self._client(request).messages.create(**kwargs,
-                                                              timeout=request.timeout)
-        if not isinstance(message, anthropic.types.Message):
-            # e.g. a proxy's HTML page with status 200: not retryable unless told so
-            raise ValueError(f"expected a Messages API reply, got {type(message).__name__}")
-        texts: list[str] = []
-        tool_input: Any = None
-        for block in message.content:
-            if block.type == "text":
-                texts.append(block.text)
-            elif (block.type == "tool_use" and request.tool is not None
-                  and block.name == request.tool["name"]):
-                tool_input = block.input
-        usage = message.usage
-        return JudgeReply(text="".join(texts), tool_input=tool_input,
-                          input_tokens=usage.input_tokens or 0,
-                          output_tokens=usage.output_tokens or 0,
-                          stop_reason=message.stop_reason)
+# ---------------------------------------------------------------------- provider choice
 
 
 _DEFAULT_PROVIDER = AnthropicProvider()
@@ -474,42 +335,6 @@ def _check_messages(messages: Any) -> list[dict[str, Any]]:
     return messages
 
 
-def _map_error(exc: BaseException) -> BaseException:
-    """The scorecar error for a provider failure that will not be retried."""
-    if isinstance(exc, (JudgeAuthError, JudgeUnavailableError, JudgeRequestError)):
-        return exc
-    if is_auth_error(exc):
-        status = getattr(exc, "status_code", None)
-        return JudgeAuthError(f"the judge refused our credentials (HTTP {status}): "
-                              "check the API key and its permissions")
-    if isinstance(exc, anthropic.APIStatusError):
-        if is_provider_retryable(exc):
-            return JudgeUnavailableError(f"judge unavailable (HTTP {exc.status_code}): {exc}")
-        return JudgeRequestError(f"the judge refused the request (HTTP {exc.status_code}): {exc}")
-    if is_provider_retryable(exc):
-        return JudgeUnavailableError(f"judge unreachable: {type(exc).__name__}: {exc}")
-    if isinstance(exc, (ValueError, anthropic.APIResponseValidationError)):
-        # A 200 whose body is not a Messages API reply (a broken proxy).
-        return JudgeUnavailableError(f"the judge's response was not a valid API reply: "
-                                     f"{type(exc).__name__}: {exc}")
-    return exc
-
-
-def _error_code(exc: BaseException) -> str | None:
-    for attr in ("type", "code"):
-        value = getattr(exc, attr, None)
-        if isinstance(value, str):
-            return value
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int):
-        return f"http_{status}"
-    if isinstance(exc, anthropic.APITimeoutError):
-        return "timeout"
-    if isinstance(exc, anthropic.APIConnectionError):
-        return "connection_error"
-    return None
-
-
 class _Call:
     """Bookkeeping of one judge call (all its format attempts and HTTP calls)."""
 
@@ -534,8 +359,7 @@ class _Call:
             raw_output=self.raw if error is not None else None,
             error=None if error is None else ScoreError(
                 name=type(error).__name__, message=str(error),
-                code=code or _error_code(error) or (
-                    _error_code(error.__cause__) if error.__cause__ is not None else None)),
+                code=code or (error.code if isinstance(error, ScorerError) else None)),
         )
 
     async def send(self, request: JudgeRequest) -> JudgeReply:
@@ -547,12 +371,10 @@ class _Call:
                 reply = await self.judge.provider.complete(request)
             except asyncio.CancelledError:
                 raise
-            except (JudgeAuthError, JudgeRequestError):
-                raise
             except Exception as exc:
                 decision = await self._decide(exc, retries)
                 if decision is None:
-                    raise _map_error(exc) from exc
+                    raise
                 retries += 1
                 if decision.delay > 0:
                     await asyncio.sleep(decision.delay)
@@ -660,11 +482,8 @@ def _build_request(judge: ResolvedJudge, system: str, conversation: list[dict[st
                 messages.append({"role": "user", "content": [injection]})
             else:  # appended as a text part of the last user message, as Mastra does
                 last["content"] = [{"type": "text", "text": last["content"]}, injection]
-        elif _SDK_HAS_OUTPUT_CONFIG and judge.model in _STRUCTURED_OUTPUT_MODELS:
-            try:
-                output_schema = anthropic.transform_schema(schema.json_schema)
-            except (ValueError, TypeError):
-                output_schema = None
+        else:
+            output_schema = native_output_schema(judge.model, schema.json_schema)
         if mode == "native" and output_schema is None:
             input_schema = schema.json_schema if schema.is_object else {
                 "type": "object", "properties": {"value": schema.json_schema},

@@ -6,30 +6,30 @@ asks its processors in order after a failed HTTP call, waits `decision.delay` se
 `retry`, and calls again — at most `max_processor_retries` times per judge call (default 10 when
 error processors are configured, 0 without any). Only the failing call is retried.
 
-Decision logic of `StreamErrorRetryProcessor`:
+The provider has already classified the error (`scorers.errors`; for Anthropic, see
+`scorers._anthropic`), keeping its SDK's error as `__cause__`. Decision logic of
+`StreamErrorRetryProcessor`:
 
-1. Authentication and permission failures (401/403, `authentication_error`,
-   `permission_error`, `invalid_api_key`, …) are never retried.
-2. The user's matchers are tried in order on the error and its causes; the first match wins and
-   brings its own `max_retries`/`delay`.
-3. Else errors the provider marks retryable are retried: HTTP 408, 409, 429, 5xx (529
-   `overloaded_error` included), connection errors and timeouts (and `x-should-retry: true`).
+1. `JudgeAuthError` (401/403, a refused or missing key) anywhere in the chain: never retried.
+2. The user's matchers are tried in order, each on the error and its causes (so on the SDK's
+   own error and its `status_code` too); the first matcher that matches wins and brings its
+   own `max_retries`/`delay`.
+3. Else errors marked `retryable` are retried (for Anthropic: HTTP 408, 409, 429, 5xx, 529
+   `overloaded_error`, connection errors and timeouts).
 4. Else, only with `retry_unknown_errors=True`.
-5. The wait is `max(delay, min(Retry-After, max_retry_after))`; `retry-after-ms` wins over
-   `retry-after` (integer seconds or an HTTP date).
+5. The wait is `max(delay, min(retry_after, max_retry_after))`, `retry_after` being what the
+   provider read from the reply (`retry-after-ms` first, then `retry-after`).
 """
 
 from __future__ import annotations
 
 import inspect
 import math
-import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-import anthropic
+from scorers.errors import JudgeAuthError, ScorecarError
 
 __all__ = [
     "ErrorProcessor",
@@ -37,17 +37,10 @@ __all__ = [
     "RetryDecision",
     "StreamErrorRetryProcessor",
     "exponential_delay",
-    "is_auth_error",
-    "is_provider_retryable",
-    "retry_after_seconds",
 ]
 
 Delay = float | Callable[[int], float | Awaitable[float]]
 MatchFn = Callable[[BaseException], bool]
-
-_AUTH_CODES = frozenset({"access_denied", "authentication_error", "forbidden", "invalid_api_key",
-                         "permission_denied", "permission_error"})
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
 @dataclass(frozen=True)
@@ -100,101 +93,26 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         current = current.__cause__
 
 
-def _status(error: BaseException) -> int | None:
-    status = getattr(error, "status_code", None)
-    if status is None:
-        status = getattr(error, "status", None)
-    return status if isinstance(status, int) and not isinstance(status, bool) else None
-
-
-def _headers(error: BaseException) -> Any:
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        headers = getattr(error, "response_headers", None)
-    return headers
-
-
-def _codes(error: BaseException) -> set[str]:
-    codes: set[str] = set()
-    for attr in ("type", "code", "error_code"):
-        value = getattr(error, attr, None)
-        if isinstance(value, str):
-            codes.add(value.lower())
-    body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            for key in ("type", "code"):
-                value = inner.get(key)
-                if isinstance(value, str):
-                    codes.add(value.lower())
-    return codes
+def _classified(error: BaseException) -> ScorecarError | None:
+    """The first scorecar error in the chain: what the provider said about the failure."""
+    return next((e for e in _chain(error) if isinstance(e, ScorecarError)), None)
 
 
 def is_auth_error(error: BaseException) -> bool:
-    """True for 401/403 and authentication/permission errors anywhere in the cause chain."""
-    for err in _chain(error):
-        if isinstance(err, (anthropic.AuthenticationError, anthropic.PermissionDeniedError)):
-            return True
-        if _status(err) in (401, 403) or _codes(err) & _AUTH_CODES:
-            return True
-    return False
+    """True when `error` or one of its causes is a `JudgeAuthError` (never retried)."""
+    return any(isinstance(e, JudgeAuthError) for e in _chain(error))
 
 
 def is_provider_retryable(error: BaseException) -> bool:
-    """True when the provider marks the error retryable (408, 409, 429, 5xx, connection, timeout).
-
-    `x-should-retry: true|false` from the server wins, as in the Anthropic SDK.
-    """
-    for err in _chain(error):
-        if isinstance(err, anthropic.APIConnectionError):  # includes APITimeoutError
-            return True
-        if isinstance(err, TimeoutError):
-            return True
-        if getattr(err, "is_retryable", None) is True:
-            return True
-        status = _status(err)
-        if status is not None:
-            headers = _headers(err)
-            hint = headers.get("x-should-retry") if headers is not None else None
-            if hint in ("true", "false"):
-                return bool(hint == "true")
-            return status in _RETRYABLE_STATUS or status >= 500
-    return False
+    """True when the provider marked the error `retryable` (e.g. `JudgeUnavailableError`)."""
+    classified = _classified(error)
+    return classified is not None and classified.retryable
 
 
 def retry_after_seconds(error: BaseException) -> float | None:
-    """The provider's requested wait in seconds, or None.
-
-    `retry-after-ms` (milliseconds) wins over `retry-after` (seconds, or an HTTP date).
-    """
-    for err in _chain(error):
-        headers = _headers(err)
-        if headers is None:
-            continue
-        lowered = {str(k).lower(): str(v) for k, v in headers.items()}
-        value = lowered.get("retry-after-ms")
-        if value is not None:
-            try:
-                ms = float(value)
-            except ValueError:
-                ms = math.nan
-            if math.isfinite(ms) and ms >= 0:
-                return ms / 1000.0
-        value = lowered.get("retry-after")
-        if value is not None:
-            try:
-                seconds = float(value)
-            except ValueError:
-                try:
-                    when = parsedate_to_datetime(value)
-                except (TypeError, ValueError):
-                    continue
-                return max(0.0, when.timestamp() - time.time())
-            if math.isfinite(seconds) and seconds >= 0:
-                return seconds
-    return None
+    """The wait the provider asked for (`retry_after` of the scorecar error), or None."""
+    classified = _classified(error)
+    return classified.retry_after if classified is not None else None
 
 
 async def _resolve_delay(delay: Delay, retry_count: int) -> float:
@@ -221,6 +139,13 @@ def exponential_delay(initial: float = 1.0, factor: float = 2.0,
         return float(min(maximum, initial * factor ** retry_count))
 
     return delay
+
+
+def _matches(matcher: Matcher, error: BaseException) -> bool:
+    try:
+        return bool(matcher.match(error))
+    except Exception:  # a broken matcher does not match
+        return False
 
 
 @dataclass(frozen=True)
@@ -262,16 +187,12 @@ class StreamErrorRetryProcessor:
                 f"retry_unknown_errors={self.retry_unknown_errors})")
 
     def _policy(self, error: BaseException) -> _Policy | None:
-        for err in _chain(error):
-            for matcher in self.matchers:
-                try:
-                    matched = bool(matcher.match(err))
-                except Exception:  # a broken matcher does not match
-                    matched = False
-                if matched:
-                    return _Policy(
-                        self.max_retries if matcher.max_retries is None else matcher.max_retries,
-                        self.delay if matcher.delay is None else matcher.delay)
+        chain = list(_chain(error))
+        for matcher in self.matchers:  # the first matcher that matches any error of the chain
+            if any(_matches(matcher, err) for err in chain):
+                return _Policy(
+                    self.max_retries if matcher.max_retries is None else matcher.max_retries,
+                    self.delay if matcher.delay is None else matcher.delay)
         if is_provider_retryable(error) or self.retry_unknown_errors:
             return _Policy(self.max_retries, self.delay)
         return None

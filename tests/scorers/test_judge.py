@@ -488,9 +488,9 @@ def test_processors_without_their_method_are_refused_at_configuration() -> None:
 
 async def test_auto_falls_back_to_a_forced_tool_without_sdk_structured_outputs(
         fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
-    import scorers.judge
+    import scorers._anthropic
 
-    monkeypatch.setattr(scorers.judge, "_SDK_HAS_OUTPUT_CONFIG", False)
+    monkeypatch.setattr(scorers._anthropic, "_SDK_HAS_OUTPUT_CONFIG", False)
     fake_anthropic.enqueue(structured({"score": 0.45}))
     result = await prompt_score_scorer(judge_for(fake_anthropic)).run(make_run())
     assert result.score == 0.45

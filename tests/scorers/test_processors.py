@@ -1,6 +1,7 @@
 """Error processors and retries, over HTTP against the fake Anthropic server.
 
-Waits are asserted as lower bounds measured between recorded request arrivals (never upper
+The processors see what the provider raised (the `scorers.errors` tree, the SDK error as its
+cause). Waits are asserted as lower bounds measured between recorded request arrivals (never upper
 bounds); the exact waits the processor chose are asserted on its decisions.
 """
 
@@ -26,12 +27,9 @@ from scorers import (
     StreamErrorRetryProcessor,
     create_scorer,
 )
-from scorers.processors import (
-    RetryDecision,
-    exponential_delay,
-    is_auth_error,
-    retry_after_seconds,
-)
+from scorers._anthropic import AnthropicProvider
+from scorers.judge import JudgeRequest
+from scorers.processors import RetryDecision, exponential_delay
 from tests.fakes.fake_anthropic import (
     FakeAnthropic,
     context_too_long,
@@ -57,19 +55,18 @@ def scorer_with(fake: FakeAnthropic, *processors: Any, **judge_fields: Any) -> A
         PromptStep(description="s", create_prompt=lambda run: "Score it."))
 
 
-async def sdk_error(fake: FakeAnthropic, reply: Any) -> BaseException:
-    """The exception the real SDK raises for `reply`."""
+async def provider_error(fake: FakeAnthropic, reply: Any) -> BaseException:
+    """The exception the Anthropic provider raises for `reply` (what the processors see)."""
     fake.enqueue(reply)
-    client = anthropic.AsyncAnthropic(base_url=fake.base_url, api_key=fake.api_key,
-                                      max_retries=0, timeout=5)
+    request = JudgeRequest(model="claude-haiku-5-5", system="s", max_tokens=5,
+                           messages=[{"role": "user", "content": "x"}], api_key=fake.api_key,
+                           base_url=fake.base_url, timeout=5)
     try:
-        await client.messages.create(model="claude-haiku-5-5", max_tokens=5,
-                                     messages=[{"role": "user", "content": "x"}])
-    except Exception as exc:  # noqa: BLE001 - we want whatever the SDK raised
+        await AnthropicProvider().complete(request)
+    except Exception as exc:  # noqa: BLE001 - we want whatever the provider raised
+        assert isinstance(exc.__cause__, anthropic.APIError)  # the SDK error is kept
         return exc
-    finally:
-        await client.close()
-    raise AssertionError("the SDK did not raise")
+    raise AssertionError("the provider did not raise")
 
 
 def gaps(fake: FakeAnthropic) -> list[float]:
@@ -93,8 +90,9 @@ async def test_429_is_retried_after_the_capped_retry_after(fake_anthropic: FakeA
 
 
 async def test_retry_after_ms_wins_over_retry_after(fake_anthropic: FakeAnthropic) -> None:
-    error = await sdk_error(fake_anthropic, rate_limited(retry_after=30, retry_after_ms=150))
-    assert retry_after_seconds(error) == pytest.approx(0.15)
+    error = await provider_error(fake_anthropic, rate_limited(retry_after=30, retry_after_ms=150))
+    assert isinstance(error, JudgeUnavailableError)
+    assert error.retry_after == pytest.approx(0.15)
     decision = await StreamErrorRetryProcessor(max_retry_after=5).process_api_error(
         error=error, retry_count=0)
     assert decision == RetryDecision(retry=True, delay=pytest.approx(0.15))
@@ -108,25 +106,25 @@ async def test_retry_after_ms_wins_over_retry_after(fake_anthropic: FakeAnthropi
 
 
 async def test_retry_after_as_an_http_date(fake_anthropic: FakeAnthropic) -> None:
-    error = await sdk_error(fake_anthropic, rate_limited(
+    error = await provider_error(fake_anthropic, rate_limited(
         retry_after=formatdate(time() + 3, usegmt=True)))
-    seconds = retry_after_seconds(error)
+    seconds = error.retry_after  # type: ignore[attr-defined]
     assert seconds is not None and 1.0 < seconds <= 3.0
-    past = await sdk_error(fake_anthropic, rate_limited(
+    past = await provider_error(fake_anthropic, rate_limited(
         retry_after=formatdate(time() - 60, usegmt=True)))
-    assert retry_after_seconds(past) == 0.0
+    assert past.retry_after == 0.0  # type: ignore[attr-defined]
 
 
 async def test_retry_after_is_capped_but_a_longer_delay_wins(
         fake_anthropic: FakeAnthropic) -> None:
-    error = await sdk_error(fake_anthropic, rate_limited(retry_after=100))
+    error = await provider_error(fake_anthropic, rate_limited(retry_after=100))
     capped = await StreamErrorRetryProcessor(max_retry_after=2.5).process_api_error(
         error=error, retry_count=0)
     assert capped.delay == 2.5
     longer = await StreamErrorRetryProcessor(delay=7, max_retry_after=2.5).process_api_error(
         error=error, retry_count=0)
     assert longer.delay == 7
-    no_header = await sdk_error(fake_anthropic, overloaded())
+    no_header = await provider_error(fake_anthropic, overloaded())
     plain = await StreamErrorRetryProcessor(delay=0.5).process_api_error(
         error=no_header, retry_count=0)
     assert plain == RetryDecision(retry=True, delay=0.5)
@@ -149,7 +147,7 @@ async def test_delay_may_be_a_callable_of_the_retry_count(fake_anthropic: FakeAn
 
 
 async def test_async_delay_and_bad_delays(fake_anthropic: FakeAnthropic) -> None:
-    error = await sdk_error(fake_anthropic, overloaded())
+    error = await provider_error(fake_anthropic, overloaded())
 
     async def slow(retry_count: int) -> float:
         await asyncio.sleep(0)
@@ -225,21 +223,36 @@ async def test_auth_failures_are_never_retried(fake_anthropic: FakeAnthropic, re
     assert len(fake_anthropic.message_requests) == 1
 
 
-async def test_auth_detection_by_status_and_code() -> None:
-    class Bare(Exception):
-        pass
+async def test_an_auth_error_anywhere_in_the_chain_is_never_retried() -> None:
+    wrapped = RuntimeError("a wrapper's own error")
+    wrapped.__cause__ = JudgeAuthError("refused")
+    processor = StreamErrorRetryProcessor(max_retries=5, retry_unknown_errors=True,
+                                          matchers=[lambda error: True])
+    for error in (JudgeAuthError("refused"), wrapped):
+        decision = await processor.process_api_error(error=error, retry_count=0)
+        assert decision.retry is False
 
-    by_status = Bare("x")
-    by_status.status_code = 401  # type: ignore[attr-defined]
-    by_code = Bare("y")
-    by_code.body = {"error": {"type": "invalid_api_key"}}  # type: ignore[attr-defined]
-    wrapped = RuntimeError("wrapper")
-    wrapped.__cause__ = by_status
-    assert is_auth_error(by_status) and is_auth_error(by_code) and is_auth_error(wrapped)
-    assert not is_auth_error(Bare("other"))
-    decision = await StreamErrorRetryProcessor(retry_unknown_errors=True).process_api_error(
-        error=wrapped, retry_count=0)
-    assert decision.retry is False
+
+async def test_the_processor_reads_only_what_the_provider_classified() -> None:
+    processor = StreamErrorRetryProcessor(max_retries=2, delay=0.5, max_retry_after=10)
+    busy = JudgeUnavailableError("busy", retry_after=4.0)
+    assert await processor.process_api_error(error=busy, retry_count=0) == RetryDecision(
+        retry=True, delay=4.0)
+    not_transient = JudgeUnavailableError("garbage reply", retryable=False)
+    assert (await processor.process_api_error(error=not_transient, retry_count=0)).retry is False
+    foreign = ConnectionError("a provider that does not classify its errors")
+    assert (await processor.process_api_error(error=foreign, retry_count=0)).retry is False
+    assert (await StreamErrorRetryProcessor(retry_unknown_errors=True).process_api_error(
+        error=foreign, retry_count=0)).retry is True
+
+
+async def test_a_matcher_sees_the_sdk_error_in_the_chain(fake_anthropic: FakeAnthropic) -> None:
+    error = await provider_error(fake_anthropic, context_too_long())
+    assert isinstance(error, JudgeRequestError)
+    assert isinstance(error.__cause__, anthropic.BadRequestError)
+    processor = StreamErrorRetryProcessor(matchers=[
+        lambda e: isinstance(e, anthropic.BadRequestError) and e.status_code == 400])
+    assert (await processor.process_api_error(error=error, retry_count=0)).retry is True
 
 
 async def test_unknown_errors_only_with_retry_unknown_errors(
@@ -279,7 +292,7 @@ async def test_400_is_not_retried_unless_a_matcher_says_so(fake_anthropic: FakeA
 
 async def test_first_matching_matcher_wins_with_its_own_policy(
         fake_anthropic: FakeAnthropic) -> None:
-    error = await sdk_error(fake_anthropic, overloaded())
+    error = await provider_error(fake_anthropic, overloaded())
     processor = StreamErrorRetryProcessor(
         max_retries=1, delay=0.0,
         matchers=[Matcher(match=lambda e: getattr(e, "status_code", 0) == 529, max_retries=4,
@@ -288,7 +301,7 @@ async def test_first_matching_matcher_wins_with_its_own_policy(
     assert (await processor.process_api_error(error=error, retry_count=3)) == RetryDecision(
         retry=True, delay=3.5)
     assert (await processor.process_api_error(error=error, retry_count=4)).retry is False
-    other = await sdk_error(fake_anthropic, server_error())
+    other = await provider_error(fake_anthropic, server_error())
     assert (await processor.process_api_error(error=other, retry_count=0)).retry is False
 
 

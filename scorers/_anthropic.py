@@ -1,0 +1,331 @@
+"""The Anthropic judge provider: the SDK client, its model list, and its errors classified.
+
+Everything that knows the `anthropic` SDK is here. `AnthropicProvider.complete` makes one
+`messages.create` call with the SDK's own retries off (only the judge's error processors retry)
+and raises the `scorers.errors` tree, the SDK error kept as `__cause__`:
+
+- 401/403, `authentication_error`, `permission_error`, `invalid_api_key`, …, or no API key:
+  `JudgeAuthError` (never retried).
+- 408, 409, 429, 5xx (529 `overloaded_error` included), connection errors and timeouts:
+  `JudgeUnavailableError(retry_after=…)`, from `retry-after-ms` (wins) or `retry-after`
+  (seconds or an HTTP date). The server's `x-should-retry: true|false` wins, as in the SDK.
+- any other status: `JudgeRequestError`.
+- a 200 that is not a Messages API reply (a broken proxy):
+  `JudgeUnavailableError(retryable=False)`.
+
+`code` on the error is the API's error type (`overloaded_error`), else `http_<status>`,
+`timeout` or `connection_error`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import re
+import time
+import typing
+import weakref
+from collections.abc import Iterator
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import anthropic
+
+from scorers._provider import JudgeReply, JudgeRequest
+from scorers.errors import (
+    JudgeAuthError,
+    JudgeRequestError,
+    JudgeUnavailableError,
+    ScorecarError,
+    ScorerError,
+)
+
+__all__ = ["AnthropicProvider", "default_model", "native_output_schema"]
+
+_AUTH_CODES = frozenset({"access_denied", "authentication_error", "forbidden", "invalid_api_key",
+                         "permission_denied", "permission_error"})
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+# ---------------------------------------------------------------------- models
+
+
+def _sdk_models() -> list[str]:
+    names: list[str] = []
+    for arg in typing.get_args(anthropic.types.Model):
+        names.extend(a for a in typing.get_args(arg) if isinstance(a, str))
+    return names
+
+
+def _deprecated_models() -> set[str]:
+    try:
+        from anthropic._data import DEPRECATED_MODELS  # the SDK's own list (private module)
+    except ImportError:
+        return set()
+    return set(DEPRECATED_MODELS)
+
+
+def default_model() -> str:
+    """The default judge model: the newest Haiku alias in the installed SDK's model list
+    that the SDK does not mark deprecated (inexpensive and current)."""
+    deprecated = _deprecated_models()
+    for name in _sdk_models():  # the SDK lists newest first
+        if "haiku" in name and not re.search(r"\d{8}$", name) and name not in deprecated:
+            return name
+    return "claude-haiku-4-5"
+
+
+_SDK_HAS_OUTPUT_CONFIG = "output_config" in inspect.signature(
+    anthropic.resources.messages.AsyncMessages.create).parameters
+_STRUCTURED_OUTPUT_MODELS = frozenset(_sdk_models())
+"""Every Claude model this SDK lists supports structured outputs; other ids (proxies, custom
+deployments) get the forced tool call, which every Claude model supports."""
+
+
+def native_output_schema(model: str, json_schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema to send as Anthropic structured output for `model`, or None when the
+    installed SDK or the model does not take one (the judge then forces a tool call)."""
+    if not (_SDK_HAS_OUTPUT_CONFIG and model in _STRUCTURED_OUTPUT_MODELS):
+        return None
+    try:
+        return anthropic.transform_schema(json_schema)
+    except (ValueError, TypeError):
+        return None
+
+
+# ---------------------------------------------------------------------- errors
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """The error, then its causes (cycle-safe)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__
+
+
+def _status(error: BaseException) -> int | None:
+    status = getattr(error, "status_code", None)
+    if status is None:
+        status = getattr(error, "status", None)
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
+
+
+def _headers(error: BaseException) -> Any:
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        headers = getattr(error, "response_headers", None)
+    return headers
+
+
+def _codes(error: BaseException) -> set[str]:
+    codes: set[str] = set()
+    for attr in ("type", "code", "error_code"):
+        value = getattr(error, attr, None)
+        if isinstance(value, str):
+            codes.add(value.lower())
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            for key in ("type", "code"):
+                value = inner.get(key)
+                if isinstance(value, str):
+                    codes.add(value.lower())
+    return codes
+
+
+def is_auth_error(error: BaseException) -> bool:
+    """True for `JudgeAuthError`, 401/403 and authentication/permission errors anywhere in the
+    cause chain."""
+    for err in _chain(error):
+        if isinstance(err, (JudgeAuthError, anthropic.AuthenticationError,
+                            anthropic.PermissionDeniedError)):
+            return True
+        if _status(err) in (401, 403) or _codes(err) & _AUTH_CODES:
+            return True
+    return False
+
+
+def is_retryable(error: BaseException) -> bool:
+    """True when the error may succeed later: a retryable scorecar error, or an SDK error for
+    408, 409, 429, 5xx, a connection error or a timeout (`x-should-retry` from the server wins)."""
+    for err in _chain(error):
+        if isinstance(err, ScorecarError):
+            return err.retryable
+        if isinstance(err, anthropic.APIConnectionError):  # includes APITimeoutError
+            return True
+        if isinstance(err, TimeoutError):
+            return True
+        if getattr(err, "is_retryable", None) is True:
+            return True
+        status = _status(err)
+        if status is not None:
+            headers = _headers(err)
+            hint = headers.get("x-should-retry") if headers is not None else None
+            if hint in ("true", "false"):
+                return bool(hint == "true")
+            return status in _RETRYABLE_STATUS or status >= 500
+    return False
+
+
+def _retry_after(error: BaseException) -> float | None:
+    """The server's requested wait in seconds, or None.
+
+    `retry-after-ms` (milliseconds) wins over `retry-after` (seconds, or an HTTP date).
+    """
+    for err in _chain(error):
+        headers = _headers(err)
+        if headers is None:
+            continue
+        lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+        value = lowered.get("retry-after-ms")
+        if value is not None:
+            try:
+                ms = float(value)
+            except ValueError:
+                ms = math.nan
+            if math.isfinite(ms) and ms >= 0:
+                return ms / 1000.0
+        value = lowered.get("retry-after")
+        if value is not None:
+            try:
+                seconds = float(value)
+            except ValueError:
+                try:
+                    when = parsedate_to_datetime(value)
+                except (TypeError, ValueError):
+                    continue
+                return max(0.0, when.timestamp() - time.time())
+            if math.isfinite(seconds) and seconds >= 0:
+                return seconds
+    return None
+
+
+def _error_code(exc: BaseException) -> str | None:
+    for attr in ("type", "code"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, str):
+            return value
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return f"http_{status}"
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, anthropic.APIConnectionError):
+        return "connection_error"
+    return None
+
+
+def judge_error(exc: BaseException) -> BaseException:
+    """The `scorers.errors` error for an SDK failure (`exc` itself when nothing applies).
+
+    The caller raises it `from exc`, so matchers still see the SDK error in the chain.
+    """
+    if isinstance(exc, ScorerError):
+        return exc
+    code = _error_code(exc)
+    if is_auth_error(exc):
+        return JudgeAuthError(f"the judge refused our credentials (HTTP {_status(exc)}): "
+                              "check the API key and its permissions", code=code)
+    if isinstance(exc, anthropic.APIStatusError):
+        if is_retryable(exc):
+            return JudgeUnavailableError(f"judge unavailable (HTTP {exc.status_code}): {exc}",
+                                         retry_after=_retry_after(exc), code=code)
+        return JudgeRequestError(f"the judge refused the request (HTTP {exc.status_code}): "
+                                 f"{exc}", code=code)
+    if is_retryable(exc):
+        return JudgeUnavailableError(f"judge unreachable: {type(exc).__name__}: {exc}",
+                                     retry_after=_retry_after(exc), code=code)
+    if isinstance(exc, (ValueError, anthropic.APIResponseValidationError)):
+        # A 200 whose body is not a Messages API reply (a broken proxy): not transient.
+        return JudgeUnavailableError(f"the judge's response was not a valid API reply: "
+                                     f"{type(exc).__name__}: {exc}", retryable=False, code=code)
+    return exc
+
+
+# ---------------------------------------------------------------------- the provider
+
+
+class AnthropicProvider:
+    """`JudgeProvider` over `anthropic.AsyncAnthropic(max_retries=0)`.
+
+    Clients are kept per event loop and per (api key, base url), so connections are reused
+    across calls; the timeout is set per request. Failures are raised as the
+    `scorers.errors` tree with the SDK error as `__cause__` (see the module docstring).
+    """
+
+    def __init__(self) -> None:
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop,
+            dict[tuple[str | None, str | None], anthropic.AsyncAnthropic]] = (
+            weakref.WeakKeyDictionary())
+
+    def _client(self, request: JudgeRequest) -> anthropic.AsyncAnthropic:
+        per_loop = self._clients.setdefault(asyncio.get_running_loop(), {})
+        key = (request.api_key, request.base_url)
+        client = per_loop.get(key)
+        if client is None:
+            try:
+                client = anthropic.AsyncAnthropic(api_key=request.api_key,
+                                                  base_url=request.base_url, max_retries=0)
+            except anthropic.AnthropicError as exc:
+                # e.g. no API key anywhere: a configuration error, never retried.
+                raise JudgeAuthError(
+                    "cannot create the Anthropic client: set ANTHROPIC_API_KEY or "
+                    f"Judge(api_key=...) ({type(exc).__name__})") from None
+            per_loop[key] = client
+        return client
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """Call `messages.create` once and return its text, tool input and usage.
+
+        Raises:
+            JudgeUnavailableError: busy, unreachable, timed out (`retry_after` when the API
+                said), or a reply that is not a Messages API reply (`retryable=False`).
+            JudgeAuthError: no API key, or the key was refused (401/403).
+            JudgeRequestError: the API refused the request (400, 404, 413 …).
+        """
+        client = self._client(request)
+        try:
+            return await self._create(client, request)
+        except Exception as exc:
+            error = judge_error(exc)
+            if error is exc:
+                raise
+            raise error from exc
+
+    async def _create(self, client: anthropic.AsyncAnthropic, request: JudgeRequest
+                      ) -> JudgeReply:
+        kwargs: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens,
+                                  "system": request.system, "messages": request.messages}
+        if request.temperature is not None:
+            # this SDK's create() has no `temperature` parameter any more; the API still takes it
+            kwargs["extra_body"] = {"temperature": request.temperature}
+        if request.output_schema is not None:
+            kwargs["output_config"] = {"format": {"type": "json_schema",
+                                                  "schema": request.output_schema}}
+        if request.tool is not None:
+            kwargs["tools"] = [request.tool]
+            kwargs["tool_choice"] = {"type": "tool", "name": request.tool["name"]}
+        message = await client.messages.create(**kwargs, timeout=request.timeout)
+        if not isinstance(message, anthropic.types.Message):
+            # e.g. a proxy's HTML page with status 200: not retryable unless told so
+            raise ValueError(f"expected a Messages API reply, got {type(message).__name__}")
+        texts: list[str] = []
+        tool_input: Any = None
+        for block in message.content:
+            if block.type == "text":
+                texts.append(block.text)
+            elif (block.type == "tool_use" and request.tool is not None
+                  and block.name == request.tool["name"]):
+                tool_input = block.input
+        usage = message.usage
+        return JudgeReply(text="".join(texts), tool_input=tool_input,
+                          input_tokens=usage.input_tokens or 0,
+                          output_tokens=usage.output_tokens or 0,
+                          stop_reason=message.stop_reason)
