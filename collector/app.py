@@ -1,0 +1,280 @@
+"""The sidecar: every component wired in one asyncio process (DESIGN §5–§7).
+
+```
+receivers ─accept→ Ingest (span log, then Assembly) ─ready traces→ build_runs ─→ Scheduler
+   ─jobs→ queue ─→ WorkerPool (scorers under judge limits) ─records→ sinks (OTLP, Prometheus,
+   JSON lines) ─all confirmed→ ack
+```
+
+Start order is downstream first (queue, sinks, workers, the assembly loop, the admin port,
+replay of the span log, receivers last); stop is the reverse, so nothing upstream outlives what
+it feeds. Only this module (and the CLI) wires; every component is testable alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from collector.admin import AdminServer
+from collector.assembly import Assembly, ReadyTrace
+from collector.config import Config
+from collector.ingest import Ingest
+from collector.limits import LimitedProvider, TokenBudget
+from collector.ports import Overloaded
+from collector.queue import JobQueue, MemoryQueue, QueueFull, SqliteQueue
+from collector.receivers import GrpcReceiver, HttpReceiver
+from collector.spanlog import MemorySpanLog, SpanLog, open_spanlog
+from collector.specs import ScorerSpec
+from collector.workers import Scheduler, WorkerPool
+from exporters import JsonlSink, OtlpSink, PrometheusSink, ScoreSink
+from exporters.prometheus import Metrics
+from scorers.judge import default_provider
+from transforms import build_runs
+
+__all__ = ["Ports", "Sidecar", "build_sinks"]
+
+log = logging.getLogger("scorecar")
+
+
+@dataclass(frozen=True, slots=True)
+class Ports:
+    """Where the sidecar listens (the bound ports, useful when configured as port 0)."""
+
+    grpc: int | None
+    http: int | None
+    metrics: int | None
+
+
+def build_sinks(config: Config, metrics: Metrics) -> list[ScoreSink]:
+    """The enabled score sinks: Prometheus always; OTLP when an endpoint is configured (or the
+    standard `OTEL_EXPORTER_OTLP_*` variables name one); JSON lines when a path is set."""
+    import os
+
+    sinks: list[ScoreSink] = [PrometheusSink(metrics)]
+    otlp = config.exporters.otlp
+    if otlp.endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or \
+            os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        sinks.append(OtlpSink(endpoint=otlp.endpoint, protocol=otlp.protocol,
+                              headers=dict(otlp.headers), insecure=otlp.insecure,
+                              timeout=otlp.timeout, judge_content=otlp.judge_content))
+    if config.exporters.jsonl.path:
+        sinks.append(JsonlSink(Path(config.exporters.jsonl.path)))
+    return sinks
+
+
+class Sidecar:
+    """The whole process, as an async context manager or with `start()` / `stop()`.
+
+    Args:
+        config: the validated configuration.
+        specs: the scorers to run (from `collector.config.build_scorer_specs`).
+        metrics: the metrics registry (a new one by default).
+        sinks: score sinks (default: `build_sinks(config, metrics)`).
+        receive: which receivers to start (`score` and some tests need none).
+        admin: start the `/metrics` port.
+    """
+
+    def __init__(self, config: Config, specs: list[ScorerSpec], *,
+                 metrics: Metrics | None = None, sinks: list[ScoreSink] | None = None,
+                 receive: tuple[Literal["grpc", "http"], ...] = ("grpc", "http"),
+                 admin: bool = True) -> None:
+        self.config = config
+        self.specs = specs
+        self.metrics = metrics or Metrics()
+        self.sinks = sinks if sinks is not None else build_sinks(config, self.metrics)
+        self._receive = receive
+        self._admin_enabled = admin
+        storage = config.storage
+        self.queue: JobQueue
+        self.spanlog: SpanLog | MemorySpanLog
+        if storage.kind == "memory":
+            self.queue = MemoryQueue(max_jobs=storage.max_jobs)
+            self.spanlog = open_spanlog(None)
+        else:
+            root = Path(storage.path)
+            root.mkdir(parents=True, exist_ok=True)
+            self.queue = SqliteQueue(root / "queue.sqlite3", max_jobs=storage.max_jobs)
+            self.spanlog = open_spanlog(root)
+        a = config.assembly
+        self.assembly = Assembly(quiet_period=a.quiet_period, max_wait=a.max_wait,
+                                 max_pending_spans=a.max_pending_spans,
+                                 max_traces=a.max_traces, rescore_late=a.rescore_late,
+                                 metrics=self.metrics)
+        self.ingest = Ingest(self.spanlog, self.assembly, self.metrics, capacity=self._capacity)
+        j = config.judge
+        self.budget = TokenBudget(j.daily_token_budget)
+        self.provider = LimitedProvider(default_provider(), max_concurrency=j.max_concurrency,
+                                        requests_per_minute=j.requests_per_minute,
+                                        tokens_per_minute=j.tokens_per_minute,
+                                        metrics=self.metrics, budget=self.budget)
+        self.workers = WorkerPool(specs, self.queue, self.sinks, self.metrics,
+                                  provider=self.provider, budget=self.budget,
+                                  concurrency=max(32, 2 * j.max_concurrency))
+        self.scheduler = Scheduler(specs, self.queue, self.metrics, on_jobs=self.workers.notify)
+        self._deferred: list[ReadyTrace] = []
+        self.grpc: GrpcReceiver | None = None
+        self.http: HttpReceiver | None = None
+        r = config.receivers
+        if "grpc" in receive:
+            self.grpc = GrpcReceiver(self.ingest, self.metrics, endpoint=r.grpc.endpoint,
+                                     max_recv_msg_size_mib=r.grpc.max_recv_msg_size_mib)
+        if "http" in receive:
+            self.http = HttpReceiver(self.ingest, self.metrics, endpoint=r.http.endpoint,
+                                     max_recv_msg_size_mib=r.http.max_recv_msg_size_mib)
+        self.admin = AdminServer(self.metrics, self._not_ready,
+                                 endpoint=config.exporters.prometheus.endpoint)
+        self._wake = asyncio.Event()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._started = False
+        self._stopped = False
+        self.ports = Ports(None, None, None)
+
+    # ------------------------------------------------------------------ health
+
+    def _capacity(self) -> Overloaded | None:
+        if self.queue.depth() >= self.config.storage.max_jobs:
+            return Overloaded("queue_full", retry_after=5.0)
+        limit = self.config.limits.memory_mib
+        if limit is not None and _rss_mib() >= limit:
+            return Overloaded("memory", retry_after=5.0)
+        return None
+
+    def _not_ready(self) -> list[str]:
+        problems: list[str] = []
+        if not self._started or self._stopped:
+            problems.append("not started" if not self._started else "shutting down")
+        if self._receive and self.ports.grpc is None and self.ports.http is None:
+            problems.append("receivers not listening")
+        if not self.queue.writable():
+            problems.append("queue not writable")
+        storage_error = getattr(self.spanlog, "storage_error", None)
+        if storage_error:
+            problems.append(f"span log: {storage_error}")
+        return problems
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> Ports:
+        """Start every component (downstream first); returns the bound ports."""
+        self.queue.recover()
+        self.metrics.queue_depth.set(self.queue.depth())
+        await self.workers.start()
+        self._loop_task = asyncio.create_task(self._assembly_loop(), name="scorecar-assembly")
+        metrics_port = await self.admin.start() if self._admin_enabled else None
+        replayed = self.ingest.replay()
+        if replayed:
+            log.info("replayed the span log", extra={"requests": replayed})
+            self._wake.set()
+        grpc_port = await self.grpc.start() if self.grpc else None
+        http_port = await self.http.start() if self.http else None
+        self.ports = Ports(grpc_port, http_port, metrics_port)
+        self._started = True
+        # CPython's GC makes large trace buffers super-linear: what exists now is permanent.
+        gc.collect()
+        gc.freeze()
+        return self.ports
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop receiving, schedule nothing new, let in-flight jobs finish within `grace`, then
+        flush the sinks. Idempotent; safe without `start()`. Traces still buffered stay in the
+        span log and are replayed by the next start."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.grpc is not None:
+            await self.grpc.stop(grace=min(grace, 5.0))
+        if self.http is not None:
+            await self.http.stop()
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop_task
+        await self.workers.stop(grace)
+        for sink in self.sinks:
+            try:
+                await sink.shutdown()
+            except Exception:  # noqa: BLE001 - one sink never stops the others from closing
+                log.exception("score sink %s failed to shut down", sink.name)
+        await self.admin.stop()
+        self.queue.close()
+        self.spanlog.close()
+
+    async def __aenter__(self) -> Sidecar:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.stop()
+
+    # ------------------------------------------------------------------ the assembly loop
+
+    async def _assembly_loop(self) -> None:
+        while True:
+            deadline = self.assembly.next_deadline()
+            timeout = 0.5 if deadline is None else max(0.0, deadline - time.monotonic())
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=min(timeout, 0.5))
+            try:
+                self.schedule_ready()
+            except Exception:  # noqa: BLE001 - the loop must survive anything one trace does
+                log.exception("scheduling failed; will retry")
+
+    def schedule_ready(self, ready: list[ReadyTrace] | None = None) -> int:
+        """Turn every ready trace into jobs now; returns the number of runs scheduled.
+
+        A trace whose jobs the queue refused (full) is kept and tried again on the next pass;
+        its spans stay in the write-ahead log until then.
+        """
+        todo, self._deferred = self._deferred, []
+        todo.extend(self.assembly.poll() if ready is None else ready)
+        count = 0
+        for i, item in enumerate(todo):
+            try:
+                count += self._schedule(item)
+            except QueueFull:
+                self._deferred.extend(todo[i:])
+                break
+        return count
+
+    def _schedule(self, ready: ReadyTrace) -> int:
+        built = build_runs(ready.trace)
+        for reason, n in built.reasons.items():
+            self.metrics.build_reasons.labels(str(reason)).inc(n)
+        runs = built.runs
+        if ready.roots is not None:  # a rebuild: only the runs its new spans touched
+            runs = [r for r in runs if r.target is not None and r.target.span_id in ready.roots]
+        self.scheduler.schedule(runs, rescore=ready.late)
+        self.ingest.release(ready)
+        return len(runs)
+
+    async def drain(self, timeout: float = 60.0) -> bool:
+        """Wait until nothing is buffered and the queue is empty (for `demo`, `score` and
+        tests). Buffered traces are handed over at once, without waiting for readiness."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self.schedule_ready(self.assembly.flush())
+            if self.assembly.pending_traces == 0 and not self._deferred and \
+                    self.queue.depth() == 0:
+                return True
+            await asyncio.sleep(0.05)
+        return False
+
+
+def _rss_mib() -> float:
+    """Resident set size of this process in MiB (Linux /proc; 0 where unavailable)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    import os
+
+    return pages * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
