@@ -251,6 +251,12 @@ def judge_error(exc: BaseException) -> BaseException:
 # ---------------------------------------------------------------------- the provider
 
 
+def _no_credentials(detail: str) -> JudgeAuthError:
+    # No API key anywhere: a configuration error, never retried.
+    return JudgeAuthError("cannot create the Anthropic client: set ANTHROPIC_API_KEY or "
+                          f"Judge(api_key=...) ({detail})")
+
+
 class AnthropicProvider:
     """`JudgeProvider` over `anthropic.AsyncAnthropic(max_retries=0)`.
 
@@ -274,10 +280,11 @@ class AnthropicProvider:
                 client = anthropic.AsyncAnthropic(api_key=request.api_key,
                                                   base_url=request.base_url, max_retries=0)
             except anthropic.AnthropicError as exc:
-                # e.g. no API key anywhere: a configuration error, never retried.
-                raise JudgeAuthError(
-                    "cannot create the Anthropic client: set ANTHROPIC_API_KEY or "
-                    f"Judge(api_key=...) ({type(exc).__name__})") from None
+                raise _no_credentials(type(exc).__name__) from None
+            if client.api_key is None and client.auth_token is None and getattr(
+                    client, "credentials", None) is None:
+                # the SDK would only fail at request time, with a TypeError
+                raise _no_credentials("no API key, auth token or credentials found")
             per_loop[key] = client
         return client
 

@@ -80,6 +80,20 @@ async def test_a_timeout_is_unavailable(fake_anthropic: FakeAnthropic) -> None:
     assert info.value.code == "timeout"
 
 
+async def test_no_api_key_is_an_auth_error_before_any_request(
+        fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE",
+                 "ANTHROPIC_CONFIG_DIR", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", "/nonexistent")
+    request = JudgeRequest(model="m", system="s", max_tokens=5, messages=[],
+                           base_url=fake_anthropic.base_url)
+    with pytest.raises(JudgeAuthError, match="ANTHROPIC_API_KEY") as info:
+        await AnthropicProvider().complete(request)
+    assert not info.value.retryable
+    assert fake_anthropic.requests == []
+
+
 def test_auth_is_recognised_by_status_and_code_as_well() -> None:
     class Bare(Exception):
         pass
