@@ -8,7 +8,8 @@ test) and which extractor reads it. A new convention is one module and one entry
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from transforms import (
     _anthropic,
@@ -20,10 +21,19 @@ from transforms import (
     _pydantic_ai,
     _vercel,
 )
-from transforms._toolkit import SpanFacts
+from transforms._toolkit import ContextKeys, Mark, SpanFacts, parse_json_attr
 from transforms.types import Span
 
-__all__ = ["CONVENTIONS", "Convention", "detect_conventions", "extract_span"]
+__all__ = [
+    "CONVENTIONS",
+    "Convention",
+    "conversation_id",
+    "detect_conventions",
+    "extract_span",
+    "mark_span",
+    "request_context",
+    "resource_id",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,31 +44,46 @@ class Convention:
         name: the `target.convention` value of runs it reads (DESIGN §3).
         extract: the span's facts; None when the span only carries attributes the
             convention propagates onto other libraries' spans (the next convention reads it).
+        mark: the span's role and agent identity without its content (the same as the
+            facts' role and identity; None exactly when `extract` is None)
         prefixes: attribute key prefixes that mark the convention (tested in one pass over
             the keys for all conventions).
         matches: any other test that marks it (scope name, exact keys, span events).
         reads_first: the convention reads the span even when an earlier one also shows.
+        context: where the convention records the invocation's context (conversation and
+            resource ids, metadata); read on every span, whatever convention reads it.
     """
 
     name: str
     extract: Callable[[Span], SpanFacts | None]
+    mark: Callable[[Span], Mark | None]
     prefixes: tuple[str, ...] = ()
     matches: Callable[[Span], bool] | None = None
     reads_first: Callable[[Span], bool] | None = None
+    context: ContextKeys = field(default_factory=ContextKeys)
 
 
 CONVENTIONS: tuple[Convention, ...] = (
-    Convention("langfuse", _langfuse.extract, prefixes=_langfuse.PREFIXES),
-    Convention("openinference", _openinference.extract, matches=_openinference.matches),
-    Convention("openllmetry", _openllmetry.extract, prefixes=_openllmetry.PREFIXES),
-    Convention("vercel", _vercel.extract, matches=_vercel.matches,
-               reads_first=_vercel.reads_first),
-    Convention("mastra", _mastra.extract, matches=_mastra.matches),
-    Convention("pydantic_ai", _pydantic_ai.extract, matches=_pydantic_ai.matches),
-    Convention("anthropic", _anthropic.extract, matches=_anthropic.matches),
-    Convention("genai", _genai.extract, matches=_genai.matches),
+    Convention("langfuse", _langfuse.extract, _langfuse.mark, prefixes=_langfuse.PREFIXES,
+               context=_langfuse.CONTEXT),
+    Convention("openinference", _openinference.extract, _openinference.mark, matches=_openinference.matches,
+               context=_openinference.CONTEXT),
+    Convention("openllmetry", _openllmetry.extract, _openllmetry.mark, prefixes=_openllmetry.PREFIXES,
+               context=_openllmetry.CONTEXT),
+    Convention("vercel", _vercel.extract, _vercel.mark, matches=_vercel.matches,
+               reads_first=_vercel.reads_first, context=_vercel.CONTEXT),
+    Convention("mastra", _mastra.extract, _mastra.mark, matches=_mastra.matches, context=_mastra.CONTEXT),
+    Convention("pydantic_ai", _pydantic_ai.extract, _pydantic_ai.mark, matches=_pydantic_ai.matches),
+    Convention("anthropic", _anthropic.extract, _genai.mark, matches=_anthropic.matches),
+    Convention("genai", _genai.extract, _genai.mark, matches=_genai.matches, context=_genai.CONTEXT),
 )
 _ANY_PREFIX = tuple(p for c in CONVENTIONS for p in c.prefixes)
+# Context keys: OTel's own (the genai entry) first, then each library's in registry order.
+_CONTEXTS = [CONVENTIONS[-1].context, *(c.context for c in CONVENTIONS[:-1])]
+_CONVERSATION_KEYS = tuple(k for c in _CONTEXTS for k in c.conversation)
+_RESOURCE_KEYS = tuple(k for c in _CONTEXTS for k in c.resource)
+_CONTEXT_PREFIXES = tuple(p for c in _CONTEXTS for p in c.prefixes)
+_CONTEXT_MAPS = tuple(k for c in _CONTEXTS for k in c.maps)
 
 
 def _shown(span: Span) -> list[Convention]:
@@ -79,15 +104,70 @@ def detect_conventions(span: Span) -> list[str]:
     return [c.name for c in _shown(span)]
 
 
+def _readers(span: Span) -> list[Convention]:
+    """The conventions that may read a span, in the order they are asked."""
+    shown = _shown(span)
+    first = [c for c in shown if c.reads_first is not None and c.reads_first(span)]
+    return first + shown if first else shown
+
+
 def extract_span(span: Span) -> SpanFacts | None:
     """The facts of one span, read by the first convention it shows (or one that reads it
     first); None for a span no convention claims (HTTP server spans and the like)."""
-    shown = _shown(span)
-    for c in shown:
-        if c.reads_first is not None and c.reads_first(span):
-            return c.extract(span)
-    for c in shown:
+    for c in _readers(span):
         facts = c.extract(span)
         if facts is not None:
             return facts
     return None
+
+
+def mark_span(span: Span) -> Mark | None:
+    """What `extract_span(span)` would say the span is (role, agent identity), without
+    reading its content; None when no convention claims it."""
+    for c in _readers(span):
+        mark = c.mark(span)
+        if mark is not None:
+            return mark
+    return None
+
+
+def _first(span: Span, keys: tuple[str, ...]) -> str | None:
+    a = span.attributes
+    for k in keys:
+        v = a.get(k)
+        if v is not None and v != "":
+            return str(v)
+    return None
+
+
+def conversation_id(span: Span) -> str | None:
+    """The conversation (thread, session) id a span records, by any convention's keys."""
+    return _first(span, _CONVERSATION_KEYS)
+
+
+def resource_id(span: Span) -> str | None:
+    """The resource (user) id a span records, by any convention's keys."""
+    return _first(span, _RESOURCE_KEYS)
+
+
+def request_context(span: Span) -> dict[str, Any]:
+    """The metadata a span records, flattened: every convention's prefixed keys without their
+    prefix, then the entries of its JSON metadata maps. Values as decoded (bytes stay bytes)."""
+    ctx: dict[str, Any] = {}
+    prefixes = _CONTEXT_PREFIXES
+    for k, v in span.attributes.items():
+        if not k.startswith(prefixes):  # one C call for the common miss
+            continue
+        for prefix in prefixes:
+            if k.startswith(prefix):
+                ctx[k[len(prefix):]] = v
+                break
+    for key in _CONTEXT_MAPS:
+        meta = span.attributes.get(key)
+        if isinstance(meta, str):
+            parsed = parse_json_attr(meta)
+            if parsed.ok and isinstance(parsed.value, dict):
+                ctx.update(parsed.value)
+        elif isinstance(meta, dict):
+            ctx.update(meta)
+    return ctx

@@ -10,10 +10,12 @@ Spans: `invoke_agent` (agent root), `execute_tool` (tool), `chat` / `generate_co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from transforms._toolkit import (
+    ContextKeys,
+    Mark,
+    ModelCall,
     NMessage,
     NPart,
     SpanFacts,
@@ -31,14 +33,23 @@ from transforms._toolkit import (
 from transforms.types import Span
 
 __all__ = [
+    "CONTEXT",
     "MESSAGE_EVENTS",
+    "thread_id",
+    "event_body",
+    "mark",
     "matches",
-    "EventCall",
     "calls_from_events",
     "extract",
     "instructions_from",
     "read_messages",
 ]
+
+CONTEXT = ContextKeys(conversation=("gen_ai.conversation.id", "session.id"),
+                      resource=("user.id",))
+"""OTel's own keys (GenAI `gen_ai.conversation.id`; general `session.id`, `user.id`): read
+before every library's."""
+_THREAD_KEYS = ("gen_ai.conversation.id", "session.id")
 
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion", "model_generation"})
 MESSAGE_EVENTS = frozenset({
@@ -117,15 +128,25 @@ def _finish_reasons(value: Any) -> list[str]:
     return []
 
 
+def mark(span: Span) -> Mark:
+    """`invoke_agent` (with the agent's name and id), `execute_tool` (or a bare tool call id),
+    a model operation or a span with messages; else nothing of note."""
+    a = span.attributes
+    op = str(a.get("gen_ai.operation.name", "") or "")
+    if op == "invoke_agent":
+        return Mark("agent", opt_str(a.get("gen_ai.agent.name")), opt_str(a.get("gen_ai.agent.id")))
+    if op == "execute_tool" or (not op and "gen_ai.tool.call.id" in a):
+        return Mark("tool")
+    if op in MODEL_OPERATIONS or "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
+        return Mark("model")
+    return Mark()
+
+
 def extract(span: Span, convention: str = "genai") -> SpanFacts:
     """Read one span's GenAI attributes."""
     a = span.attributes
-    op = str(a.get("gen_ai.operation.name", "") or "")
-    facts = SpanFacts(convention)
-    if op == "invoke_agent":
-        facts.role = "agent"
-        facts.agent_name = opt_str(a.get("gen_ai.agent.name"))
-        facts.agent_id = opt_str(a.get("gen_ai.agent.id"))
+    facts = mark(span).facts(convention)
+    if facts.role == "agent":
         facts.model_name = opt_str(a.get("gen_ai.request.model"))
         facts.instructions = instructions_from(facts, a.get("gen_ai.system_instructions"))
         facts.root_input = read_messages(facts, a.get("gen_ai.input.messages"))
@@ -139,13 +160,9 @@ def extract(span: Span, convention: str = "genai") -> SpanFacts:
             texts = [m.text for m in out if m.role == "assistant" and m.text]
             facts.root_output = texts[-1] if texts else None
         return facts
-    if op == "execute_tool" or (not op and "gen_ai.tool.call.id" in a):
-        facts.role = "tool"
+    if facts.role == "tool":
         facts.tool = tool_from_attrs(span)
-        return facts
-    has_messages = "gen_ai.input.messages" in a or "gen_ai.output.messages" in a
-    if op in MODEL_OPERATIONS or has_messages:
-        facts.role = "model"
+    elif facts.role == "model":
         facts.model_name = opt_str(a.get("gen_ai.request.model")) or opt_str(
             a.get("gen_ai.response.model"))
         fill_model_call(facts, a)
@@ -187,15 +204,6 @@ def tool_from_attrs(span: Span) -> ToolFact:
 # --------------------------------------------------------------------------- events
 
 
-@dataclass(slots=True)
-class EventCall:
-    """One model call rebuilt from per-message events."""
-
-    start: int
-    end: int
-    facts: SpanFacts
-
-
 def _event_message(name: str, body: Any) -> NMessage | None:
     body = body if isinstance(body, dict) else ({"content": body} if body is not None else {})
     if name == "gen_ai.system.message":
@@ -221,13 +229,32 @@ def _event_message(name: str, body: Any) -> NMessage | None:
     return None
 
 
+def thread_id(span: Span) -> str | None:
+    """The id of the server-held thread a model-call span belongs to (its conversation id)."""
+    a = span.attributes
+    for k in _THREAD_KEYS:
+        v = a.get(k)
+        if v is not None and v != "":
+            return str(v)
+    return None
+
+
+def event_body(attrs: dict[str, Any]) -> Any:
+    """The content of a per-message span event: its attributes, or the JSON of
+    `gen_ai.event.content` when it has one (log records carry the content in their body)."""
+    if "gen_ai.event.content" in attrs:
+        parsed = parse_json_attr(attrs["gen_ai.event.content"])
+        return parsed.value if parsed.ok else {"content": attrs["gen_ai.event.content"]}
+    return attrs
+
+
 def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
-                      convention: str = "genai") -> list[EventCall]:
+                      convention: str = "genai") -> list[ModelCall]:
     """Model calls from GenAI events `(time_ns, name, attributes, body)` of one span, in time
     order. A new call starts at an input event that follows a `gen_ai.choice`, so events of
     several calls that point at one span (OpenLLMetry's log mode) stay apart."""
-    calls: list[EventCall] = []
-    current: EventCall | None = None
+    calls: list[ModelCall] = []
+    current: ModelCall | None = None
     seen_choice = False
     for t, name, attrs, body in sorted(events, key=lambda e: e[0]):
         if name == "gen_ai.client.inference.operation.details":
@@ -236,7 +263,7 @@ def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
             if isinstance(body, dict):
                 merged.update({k: v for k, v in body.items() if k.startswith("gen_ai.")})
             fill_model_call(facts, merged)
-            calls.append(EventCall(t, t, facts))
+            calls.append(ModelCall(t, t, facts))
             current, seen_choice = None, False
             continue
         msg = _event_message(name, body)
@@ -245,7 +272,7 @@ def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
         absent = _content_absent(name, body)
         is_choice = name == "gen_ai.choice"
         if current is None or (seen_choice and not is_choice):
-            current = EventCall(t, t, SpanFacts(convention, role="model", model_input=[]))
+            current = ModelCall(t, t, SpanFacts(convention, role="model", model_input=[]))
             calls.append(current)
             seen_choice = False
         current.end = max(current.end, t)

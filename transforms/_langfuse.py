@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from transforms._toolkit import (
+    ContextKeys,
+    Mark,
     NMessage,
     NPart,
     SpanFacts,
@@ -28,10 +30,12 @@ from transforms._toolkit import (
 )
 from transforms.types import Span
 
-__all__ = ["PREFIXES", "extract"]
+__all__ = ["CONTEXT", "PREFIXES", "extract", "mark"]
 
 PREFIXES = ("langfuse.observation.", "langfuse.trace.")
 """Attribute keys that mark a span Langfuse's (explicit IO: it wins, conventions.md §0)."""
+CONTEXT = ContextKeys(conversation=("langfuse.session.id",), resource=("langfuse.user.id",),
+                      prefixes=("langfuse.observation.metadata.", "langfuse.trace.metadata."))
 _INPUT = "langfuse.observation.input"
 _OUTPUT = "langfuse.observation.output"
 
@@ -47,8 +51,6 @@ def _output_text(facts: SpanFacts, value: Any) -> str | None:
 
 def _agent(span: Span, facts: SpanFacts) -> None:
     a = span.attributes
-    facts.role = "agent"
-    facts.agent_name = span.name or None
     raw = a.get(_INPUT, a.get("langfuse.trace.input"))
     value, ok = json_attr(facts, raw)
     facts.input_mode = "unusable"
@@ -73,7 +75,6 @@ def _agent(span: Span, facts: SpanFacts) -> None:
 
 def _generation(span: Span, facts: SpanFacts) -> None:
     a = span.attributes
-    facts.role = "model"
     model = a.get("langfuse.observation.model.name")
     facts.model_name = str(model) if model else None
     value, ok = json_attr(facts, a.get(_INPUT))
@@ -107,7 +108,6 @@ def _generation(span: Span, facts: SpanFacts) -> None:
 
 def _tool(span: Span, facts: SpanFacts) -> None:
     a = span.attributes
-    facts.role = "tool"
     args, _ = json_attr(facts, a.get(_INPUT))
     result, _ = json_attr(facts, a.get(_OUTPUT))
     # An @observe'd tool's input is its Python call arguments.
@@ -118,19 +118,31 @@ def _tool(span: Span, facts: SpanFacts) -> None:
         failed=str(a.get("langfuse.observation.level", "")).upper() == "ERROR")
 
 
-def extract(span: Span) -> SpanFacts | None:
-    """Read one Langfuse observation; None for a span that only carries propagated Langfuse
-    attributes (another library's span: its own convention reads it)."""
+_ROLES = {"agent": "agent", "generation": "model", "tool": "tool"}
+
+
+def mark(span: Span) -> Mark | None:
+    """An `agent` (named by the span), `generation` or `tool` observation; None for a span
+    that only carries propagated Langfuse attributes (another library's span)."""
     a = span.attributes
     kind = a.get("langfuse.observation.type")
     if kind is None and _INPUT not in a and _OUTPUT not in a:
         return None
-    facts = SpanFacts("langfuse")
-    kind = str(kind or "span").lower()
-    if kind == "agent":
+    role = _ROLES.get(str(kind or "span").lower(), "other")
+    return Mark(role, (span.name or None) if role == "agent" else None)
+
+
+def extract(span: Span) -> SpanFacts | None:
+    """Read one Langfuse observation; None for a span that only carries propagated Langfuse
+    attributes (another library's span: its own convention reads it)."""
+    m = mark(span)
+    if m is None:
+        return None
+    facts = m.facts("langfuse")
+    if facts.role == "agent":
         _agent(span, facts)
-    elif kind == "generation":
+    elif facts.role == "model":
         _generation(span, facts)
-    elif kind == "tool":
+    elif facts.role == "tool":
         _tool(span, facts)
     return facts

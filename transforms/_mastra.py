@@ -16,6 +16,8 @@ from typing import Any
 
 from transforms import _genai
 from transforms._toolkit import (
+    ContextKeys,
+    Mark,
     NMessage,
     NPart,
     SpanFacts,
@@ -30,8 +32,11 @@ from transforms._toolkit import (
 from transforms.reasons import Reason
 from transforms.types import Span
 
-__all__ = ["extract", "matches"]
+__all__ = ["CONTEXT", "extract", "mark", "matches"]
 
+CONTEXT = ContextKeys(conversation=("mastra.metadata.threadId", "threadId"),
+                      resource=("mastra.metadata.resourceId", "resourceId"),
+                      prefixes=("mastra.metadata.",))
 # Mastra marks strings it cut (deepClean) with this suffix.
 _CUT_SUFFIX = "[truncated]"
 
@@ -79,19 +84,33 @@ def _check_redacted(facts: SpanFacts, msgs: list[NMessage] | None) -> None:
             facts.redacted = True
 
 
-def extract(span: Span) -> SpanFacts:
-    """Read one Mastra span."""
+def mark(span: Span) -> Mark:
+    """`agent_run` (1.x) or an `agent.{id}` span (0.x) with the agent's id and name; tool calls
+    (`tool_call`, `mcp_tool_call`, `tool.execute`); the model generation (or legacy `chat`)."""
     a = span.attributes
     kind = str(a.get("mastra.span.type", "") or "")
     op = str(a.get("gen_ai.operation.name", "") or "")
-    facts = SpanFacts("mastra")
     if kind == "agent_run" or (not kind and (op in ("agent.run", "invoke_agent")
                                              or span.name.startswith("agent."))):
-        facts.role = "agent"
-        facts.agent_id = opt_str(a.get("gen_ai.agent.id")) or opt_str(a.get("agent.id")) or (
+        agent_id = opt_str(a.get("gen_ai.agent.id")) or opt_str(a.get("agent.id")) or (
             span.name.removeprefix("agent.") if span.name.startswith("agent.") else None)
-        facts.agent_name = opt_str(a.get("gen_ai.agent.name")) or opt_str(a.get("entityName")) or \
-            facts.agent_id
+        return Mark("agent", opt_str(a.get("gen_ai.agent.name")) or opt_str(
+            a.get("entityName")) or agent_id, agent_id)
+    if kind in ("tool_call", "mcp_tool_call") or op in ("execute_tool", "tool.execute") or \
+            span.name.startswith("tool.execute"):
+        return Mark("tool")
+    if kind == "model_generation" or (not kind and op == "chat"):
+        return Mark("model")
+    # model_inference (`chat`): a lossy summary of the prompt; model_step, chunks, …: nothing
+    # the run needs that model_generation does not say better.
+    return Mark()
+
+
+def extract(span: Span) -> SpanFacts:
+    """Read one Mastra span."""
+    a = span.attributes
+    facts = mark(span).facts("mastra")
+    if facts.role == "agent":
         facts.instructions = _genai.instructions_from(facts, a.get("gen_ai.system_instructions"))
         raw_in = a.get("mastra.agent_run.input", a.get("input"))
         value, ok = _json(facts, raw_in)
@@ -114,9 +133,7 @@ def extract(span: Span) -> SpanFacts:
         if ok:
             facts.root_output = output_text(facts, value, ("text",))
         return facts
-    if kind in ("tool_call", "mcp_tool_call") or op in ("execute_tool", "tool.execute") or \
-            span.name.startswith("tool.execute"):
-        facts.role = "tool"
+    if facts.role == "tool":
         tool = _genai.tool_from_attrs(span)
         if tool.name is None:
             tool.name = span.name.removeprefix("execute_tool ").removeprefix("tool.execute ")
@@ -124,8 +141,7 @@ def extract(span: Span) -> SpanFacts:
             tool.call_id = call_id(a.get("mastra.tool_call.toolCallId"))
         facts.tool = tool
         return facts
-    if kind == "model_generation" or (not kind and op == "chat"):
-        facts.role = "model"
+    if facts.role == "model":
         facts.model_name = opt_str(a.get("gen_ai.request.model")) or span.name.split(" ", 1)[-1]
         if "mastra.model_generation.input" in a or "mastra.model_generation.output" in a:
             value, ok = _json(facts, a.get("mastra.model_generation.input"))
@@ -142,7 +158,4 @@ def extract(span: Span) -> SpanFacts:
         _check_redacted(facts, facts.model_input)
         _check_redacted(facts, facts.model_output)
         facts.capture_off = facts.model_input is None and facts.model_output is None
-        return facts
-    # model_inference (`chat`): a lossy summary of the prompt; model_step, chunks, …: nothing
-    # the run needs that model_generation does not say better.
     return facts

@@ -8,6 +8,8 @@ import re
 from typing import Any
 
 from transforms._toolkit import (
+    ContextKeys,
+    Mark,
     NMessage,
     NPart,
     SpanFacts,
@@ -23,8 +25,10 @@ from transforms._toolkit import (
 )
 from transforms.types import Span
 
-__all__ = ["extract", "matches", "unflatten_messages"]
+__all__ = ["CONTEXT", "extract", "mark", "matches", "unflatten_messages"]
 
+CONTEXT = ContextKeys(conversation=("group_id",), maps=("metadata",))
+"""`metadata` (a JSON object) is OpenInference's; `group_id` the OpenAI Agents SDK's trace group."""
 _INDEXED = re.compile(r"^(\d+)\.(.*)$")
 
 
@@ -151,14 +155,24 @@ def _response_messages(value: Any) -> list[NMessage] | None:
     return None
 
 
+_ROLES = {"AGENT": "agent", "TOOL": "tool", "LLM": "model"}
+
+
+def mark(span: Span) -> Mark:
+    """AGENT (named by `agent.name`, else the span name), TOOL or LLM; CHAIN and the other
+    kinds are nothing of note."""
+    a = span.attributes
+    role = _ROLES.get(str(a.get("openinference.span.kind", "")).upper(), "other")
+    if role == "agent":
+        return Mark(role, str(a.get("agent.name") or span.name or "") or None)
+    return Mark(role)
+
+
 def extract(span: Span) -> SpanFacts:
     """Read one OpenInference span."""
     a = span.attributes
-    kind = str(a.get("openinference.span.kind", "")).upper()
-    facts = SpanFacts("openinference")
-    if kind == "AGENT":
-        facts.role = "agent"
-        facts.agent_name = str(a.get("agent.name") or span.name or "") or None
+    facts = mark(span).facts("openinference")
+    if facts.role == "agent":
         value, ok = _io_value(facts, a, "input.value")
         if ok and isinstance(value, str):
             facts.root_input = messages_from_any(value)
@@ -173,16 +187,14 @@ def extract(span: Span) -> SpanFacts:
             facts.root_output = output_text(facts, out, ("text", "content", "output",
                                                          "final_output"))
         return facts
-    if kind == "TOOL":
-        facts.role = "tool"
+    if facts.role == "tool":
         args, _ = _io_value(facts, a, "input.value")
         result, _ = _io_value(facts, a, "output.value")
         facts.tool = tool_fact(span, call=a.get("tool.id") or a.get("tool_call.id"),
                                name=a.get("tool.name") or span.name, args=args, result=result,
                                has_result="output.value" in a)
         return facts
-    if kind == "LLM":
-        facts.role = "model"
+    if facts.role == "model":
         facts.model_name = str(a.get("llm.model_name") or "") or None
         # The raw provider request/response in input.value/output.value is the most faithful
         # source (system prompt, tool_use / tool_result blocks); the flattened messages are

@@ -13,6 +13,8 @@ from typing import Any
 
 from transforms import _genai
 from transforms._toolkit import (
+    ContextKeys,
+    Mark,
     NMessage,
     SpanFacts,
     indexed_list,
@@ -28,9 +30,15 @@ from transforms._toolkit import (
 )
 from transforms.types import Span
 
-__all__ = ["PREFIXES", "extract", "unflatten_prompts"]
+__all__ = ["CONTEXT", "PREFIXES", "extract", "mark", "unflatten_prompts"]
 
 
+CONTEXT = ContextKeys(
+    conversation=("traceloop.association.properties.session_id",
+                  "traceloop.association.properties.chat_id",
+                  "traceloop.association.properties.conversation_id"),
+    resource=("traceloop.association.properties.user_id",),
+    prefixes=("traceloop.association.properties.",))
 PREFIXES = ("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.", "gen_ai.completion.",
             "llm.request.type")
 """Attribute keys that mark a span OpenLLMetry's: `traceloop.*` or indexed `gen_ai.prompt.{i}` /
@@ -84,15 +92,39 @@ def _msgs(facts: SpanFacts, raw: list[dict[str, Any]] | None) -> list[NMessage] 
     return out
 
 
+def _has_indexed(attrs: dict[str, Any], prefix: str) -> bool:
+    """`unflatten_prompts(attrs, prefix)` would find a message (without building it)."""
+    start = prefix + "."
+    for key in attrs:
+        if key.startswith(start):
+            idx, _, path = key[len(start):].partition(".")
+            if idx.isdigit() and path:
+                return True
+    return False
+
+
+def mark(span: Span) -> Mark:
+    """`@agent` / `@workflow` (named by `traceloop.entity.name`), `@tool`, and model calls:
+    indexed prompts or completions, the structured messages, or `llm.request.type`."""
+    a = span.attributes
+    kind = str(a.get("traceloop.span.kind", "") or "")
+    if kind in ("agent", "workflow"):
+        return Mark(kind, str(a.get("traceloop.entity.name") or a.get(
+            "traceloop.workflow.name") or span.name.rsplit(".", 1)[0]) or None)
+    if kind == "tool":
+        return Mark("tool")
+    if _has_indexed(a, "gen_ai.prompt") or _has_indexed(a, "gen_ai.completion") or \
+            "gen_ai.input.messages" in a or "gen_ai.output.messages" in a or \
+            a.get("llm.request.type") is not None:
+        return Mark("model")
+    return Mark()
+
+
 def extract(span: Span) -> SpanFacts:
     """Read one OpenLLMetry span."""
     a = span.attributes
-    kind = str(a.get("traceloop.span.kind", "") or "")
-    facts = SpanFacts("openllmetry")
-    if kind in ("agent", "workflow"):
-        facts.role = kind
-        facts.agent_name = str(a.get("traceloop.entity.name") or a.get(
-            "traceloop.workflow.name") or span.name.rsplit(".", 1)[0]) or None
+    facts = mark(span).facts("openllmetry")
+    if facts.role in ("agent", "workflow"):
         raw_in = a.get("traceloop.entity.input")
         value, ok = json_attr(facts, raw_in)
         if raw_in is None:
@@ -109,8 +141,7 @@ def extract(span: Span) -> SpanFacts:
         if ok:
             facts.root_output = output_text(facts, value)
         return facts
-    if kind == "tool":
-        facts.role = "tool"
+    if facts.role == "tool":
         value, _ = json_attr(facts, a.get("traceloop.entity.input"))
         result, _ = json_attr(facts, a.get("traceloop.entity.output"))
         # The decorator dumps Python call arguments: {"args": [...], "kwargs": {...}}.
@@ -120,12 +151,13 @@ def extract(span: Span) -> SpanFacts:
             args=value, result=result, has_result="traceloop.entity.output" in a,
             python_args=True)
         return facts
+    if facts.role != "model":
+        return facts
+    facts.model_name = str(a.get("gen_ai.request.model") or a.get(
+        "gen_ai.response.model") or "") or None
     prompts = unflatten_prompts(a, "gen_ai.prompt")
     completions = unflatten_prompts(a, "gen_ai.completion")
     if prompts is not None or completions is not None:
-        facts.role = "model"
-        facts.model_name = str(a.get("gen_ai.request.model") or a.get(
-            "gen_ai.response.model") or "") or None
         facts.model_input = _msgs(facts, prompts)
         out = _msgs(facts, completions)
         if out:
@@ -133,13 +165,7 @@ def extract(span: Span) -> SpanFacts:
                 if m.role == "user":
                     m.role = "assistant"
         facts.model_output = out
-        return facts
-    if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a or \
-            a.get("llm.request.type") is not None:
+    else:
         # 2026 releases: upstream structured attributes; or content off (no prompts at all).
-        facts.role = "model"
-        facts.model_name = str(a.get("gen_ai.request.model") or a.get(
-            "gen_ai.response.model") or "") or None
         _genai.fill_model_call(facts, a)
-        return facts
     return facts

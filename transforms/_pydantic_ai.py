@@ -16,6 +16,7 @@ from typing import Any
 
 from transforms import _genai
 from transforms._toolkit import (
+    Mark,
     NMessage,
     SpanFacts,
     is_redacted,
@@ -23,7 +24,7 @@ from transforms._toolkit import (
 )
 from transforms.types import Span
 
-__all__ = ["extract", "matches"]
+__all__ = ["extract", "mark", "matches"]
 
 
 def matches(span: Span) -> bool:
@@ -51,12 +52,30 @@ def _new_input_end(msgs: list[NMessage], idx: int) -> int:
     return end
 
 
-def _run(span: Span) -> SpanFacts:
+def _is_run(span: Span) -> bool:
+    return span.attributes.get("gen_ai.operation.name") == "invoke_agent" or \
+        span.name == "agent run" or "pydantic_ai.all_messages" in span.attributes
+
+
+def _is_running_tool(span: Span) -> bool:
+    return span.name == "running tool" or "tool_arguments" in span.attributes
+
+
+def mark(span: Span) -> Mark:
+    """An agent run (`invoke_agent {name}`, v2 `agent run`: named by `gen_ai.agent.name`, v2
+    `agent_name`), a v2 `running tool`, else what the GenAI attributes say."""
+    m = _genai.mark(span)
+    if _is_run(span):
+        a = span.attributes
+        return Mark("agent", m.agent_name or (str(a["agent_name"]) if a.get("agent_name")
+                                              else None), m.agent_id)
+    return Mark("tool") if _is_running_tool(span) else m
+
+
+def _run(span: Span, m: Mark) -> SpanFacts:
     a = span.attributes
     facts = _genai.extract(span, "pydantic_ai")
-    facts.role = "agent"
-    facts.agent_name = facts.agent_name or (
-        str(a["agent_name"]) if a.get("agent_name") else None)
+    facts.role, facts.agent_name, facts.agent_id = m.role, m.agent_name, m.agent_id
     facts.model_name = facts.model_name or (str(a["model_name"]) if a.get("model_name") else None)
     history = _genai.read_messages(facts, a.get("pydantic_ai.all_messages"))
     idx = _index(a.get("pydantic_ai.new_message_index"))
@@ -90,11 +109,11 @@ def _run(span: Span) -> SpanFacts:
 def extract(span: Span) -> SpanFacts:
     """Read one Pydantic AI span."""
     a = span.attributes
-    op = str(a.get("gen_ai.operation.name", "") or "")
-    if op == "invoke_agent" or span.name == "agent run" or "pydantic_ai.all_messages" in a:
-        return _run(span)
-    if span.name == "running tool" or "tool_arguments" in a:
-        facts = SpanFacts("pydantic_ai", role="tool")
+    m = mark(span)
+    if m.role == "agent":
+        return _run(span, m)
+    if _is_running_tool(span):
+        facts = m.facts("pydantic_ai")
         facts.tool = tool_fact(span, call=a.get("gen_ai.tool.call.id"),
                                name=a.get("gen_ai.tool.name"), args=a.get("tool_arguments"),
                                result=a.get("tool_response"), has_result="tool_response" in a)

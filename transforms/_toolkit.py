@@ -17,11 +17,15 @@ from transforms.reasons import Reason
 from transforms.types import Span
 
 __all__ = [
+    "SYSTEM_ROLES",
     "NMessage",
     "NPart",
     "Parsed",
     "SpanFacts",
     "ToolFact",
+    "ContextKeys",
+    "Mark",
+    "ModelCall",
     "call_id",
     "decode_nested",
     "flag_redacted",
@@ -39,6 +43,9 @@ __all__ = [
     "tool_args",
     "tool_fact",
 ]
+
+SYSTEM_ROLES = frozenset({"system", "developer"})
+"""Message roles that carry instructions rather than conversation."""
 
 # JSON deeper than this is kept as text: real conversations are shallow, and deep values
 # would cost stack in every later step (pydantic, serialization).
@@ -92,6 +99,31 @@ class ToolFact:
     result: Any = None
     has_result: bool = False
     error_text: str | None = None
+
+
+@dataclass(slots=True)
+class Mark:
+    """What a span is, read without its content (the run roots need no more): its role and,
+    for an agent span, the agent's identity. Every extractor starts its `SpanFacts` from
+    its convention's mark, so the two never disagree."""
+
+    role: str = "other"
+    agent_name: str | None = None
+    agent_id: str | None = None
+
+    def facts(self, convention: str) -> SpanFacts:
+        """Empty facts of `convention` with this role and identity."""
+        return SpanFacts(convention, role=self.role, agent_name=self.agent_name,
+                         agent_id=self.agent_id)
+
+
+@dataclass(slots=True)
+class ModelCall:
+    """One model call: a model-call span, or a call rebuilt from events or a transcript."""
+
+    start: int
+    end: int
+    facts: SpanFacts
 
 
 @dataclass(slots=True)
@@ -403,6 +435,25 @@ def messages_from_any(value: Any) -> list[NMessage] | None:
 
 
 # --------------------------------------------------------------------------- extractor toolkit
+
+
+@dataclass(frozen=True, slots=True)
+class ContextKeys:
+    """The attributes in which a convention records an invocation's context (reference §7.2,
+    §7.4). Libraries propagate them onto every span of the trace, other libraries' spans
+    included, so they are read on any span whatever convention reads its content.
+
+    Attributes:
+        conversation: keys holding the conversation (thread, session) id, in priority order.
+        resource: keys holding the resource (user) id, in priority order.
+        prefixes: key prefixes of flattened metadata maps (`requestContext`, prefix removed).
+        maps: keys holding a metadata map as a JSON object (`requestContext`, merged).
+    """
+
+    conversation: tuple[str, ...] = ()
+    resource: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
+    maps: tuple[str, ...] = ()
 
 
 def opt_str(value: Any) -> str | None:

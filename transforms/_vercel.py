@@ -20,6 +20,8 @@ from typing import Any
 
 from transforms._genai import cut_text, read_messages
 from transforms._toolkit import (
+    ContextKeys,
+    Mark,
     NMessage,
     NPart,
     SpanFacts,
@@ -33,10 +35,18 @@ from transforms._toolkit import (
 )
 from transforms.types import Span
 
-__all__ = ["extract", "matches", "reads_first"]
+__all__ = ["CONTEXT", "extract", "mark", "matches", "reads_first"]
 
+CONTEXT = ContextKeys(
+    conversation=("ai.telemetry.metadata.conversationId", "ai.telemetry.metadata.sessionId",
+                  # AI SDK 7 (@ai-sdk/otel): the runtime context the app opted in to export.
+                  "ai.settings.context.conversationId", "ai.settings.context.sessionId",
+                  "ai.settings.context.threadId"),
+    resource=("ai.telemetry.metadata.userId", "ai.settings.context.userId"),
+    prefixes=("ai.telemetry.metadata.", "ai.settings.context."))
 ROOT_OPERATIONS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject",
                              "ai.streamObject"})
+_ROOT_PREFIXES = tuple(ROOT_OPERATIONS)
 _STEP_SUFFIXES = (".doGenerate", ".doStream")
 _OUTPUT_KEYS = ("ai.response.text", "ai.response.object", "ai.response.toolCalls",
                 "ai.result.text", "ai.result.object", "ai.result.toolCalls")
@@ -74,9 +84,6 @@ def _system_texts(value: Any) -> list[str]:
 
 def _root(span: Span, facts: SpanFacts) -> None:
     a = span.attributes
-    facts.role = "agent"
-    facts.agent_name = opt_str(a.get("ai.telemetry.functionId")) or opt_str(
-        a.get("ai.telemetry.metadata.agent"))
     facts.model_name = opt_str(a.get("ai.model.id"))
     raw = a.get("ai.prompt")
     facts.input_mode = "unusable"
@@ -139,7 +146,6 @@ def _step_output(facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
 
 def _step(span: Span, facts: SpanFacts) -> None:
     a = span.attributes
-    facts.role = "model"
     facts.model_name = opt_str(a.get("ai.model.id")) or opt_str(a.get("gen_ai.request.model"))
     facts.model_input = read_messages(facts, a.get("ai.prompt.messages"))
     if facts.model_input is None:
@@ -158,7 +164,6 @@ def _exception_message(span: Span) -> Any:
 
 def _tool(span: Span, facts: SpanFacts) -> None:
     a = span.attributes
-    facts.role = "tool"
     facts.tool = tool_fact(
         span, call=a.get("ai.toolCall.id"), name=a.get("ai.toolCall.name"),
         args=a.get("ai.toolCall.args", a.get("ai.toolCall.input")),
@@ -167,15 +172,27 @@ def _tool(span: Span, facts: SpanFacts) -> None:
         error=_exception_message(span) if span.status_code == "ERROR" else None)
 
 
+def mark(span: Span) -> Mark:
+    """A root `ai.generateText|streamText|…Object` (named by `functionId`), one of its
+    `doGenerate|doStream` steps (a model call), or an `ai.toolCall`; `ai.embed*`,
+    `ai.rerank` and their steps are no agent or chat calls."""
+    a = span.attributes
+    op = str(a.get("ai.operationId") or span.name)
+    if op in ROOT_OPERATIONS:
+        return Mark("agent", opt_str(a.get("ai.telemetry.functionId")) or opt_str(
+            a.get("ai.telemetry.metadata.agent")))
+    if op.endswith(_STEP_SUFFIXES) and op.startswith(_ROOT_PREFIXES):
+        return Mark("model")
+    return Mark("tool" if op == "ai.toolCall" else "other")
+
+
 def extract(span: Span) -> SpanFacts:
     """Read one `ai.*` span."""
-    op = str(span.attributes.get("ai.operationId") or span.name)
-    facts = SpanFacts("vercel")
-    if op in ROOT_OPERATIONS:
+    facts = mark(span).facts("vercel")
+    if facts.role == "agent":
         _root(span, facts)
-    elif op.endswith(_STEP_SUFFIXES) and op.startswith(tuple(ROOT_OPERATIONS)):
+    elif facts.role == "model":
         _step(span, facts)
-    elif op == "ai.toolCall":
+    elif facts.role == "tool":
         _tool(span, facts)
-    # ai.embed*, ai.rerank and their do* spans are no agent or chat calls.
     return facts
