@@ -1,0 +1,388 @@
+"""Assembling one run, the builder's last job: a run root, the spans it owns and their model
+calls -> the `ScorerRun` scorers see (DESIGN §3.4): system, new and remembered messages, the
+output with every tool call and its result, the target (identity, context, flags)."""
+
+from __future__ import annotations
+
+import base64
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from scorers.types import (
+    AgentRunInput,
+    Message,
+    MessageContent,
+    ReasoningPart,
+    RunTarget,
+    ScorerRun,
+    SystemMessage,
+    TextPart,
+    ToolInvocation,
+    ToolInvocationPart,
+    run_id_for,
+)
+from transforms._calls import transcript_calls
+from transforms._detection import conversation_id, request_context, resource_id
+from transforms._toolkit import SYSTEM_ROLES, ModelCall, NMessage, NPart, SpanFacts, ToolFact
+from transforms.reasons import Reason
+from transforms.types import Span, ns_to_datetime
+
+__all__ = ["assemble_run"]
+
+_DERIVED_ORDER = ("systemMessages", "taggedSystemMessages", "inputMessages", "rememberedMessages")
+_TOOL_FINISH = frozenset({"tool_call", "tool_calls", "tool-calls", "tool_use", "function_call"})
+
+
+@dataclass(slots=True)
+class _Inv:
+    inv: ToolInvocation
+    span_matched: bool = False
+
+
+def _is_exchange(m: NMessage) -> bool:
+    """A message of a tool round: a tool result, or an assistant message calling tools."""
+    return m.role == "tool" or (m.role == "user" and m.only_tool_results) or (
+        m.role == "assistant" and any(p.kind == "tool_call" for p in m.parts))
+
+
+def _trailing_user(msgs: list[NMessage]) -> tuple[int, int]:
+    """(start, end) of the trailing user messages, skipping a tool round after them (a model
+    call made after a tool ran sees the round after the user's question). Tool-result-only
+    user messages (the Anthropic wire form) are never new input."""
+    end = len(msgs)
+    while end > 0 and _is_exchange(msgs[end - 1]):
+        end -= 1
+    if end < len(msgs) and (end == 0 or msgs[end - 1].role != "user"):
+        end = len(msgs)  # not a round following a question: nothing to skip
+    k = end
+    while k > 0 and msgs[k - 1].role == "user" and not msgs[k - 1].only_tool_results:
+        k -= 1
+    return k, end
+
+
+def _split_new_input(history: list[NMessage], new: list[NMessage]) -> tuple[int, bool]:
+    """Where `new` starts in the model's `history`: (index, exact)."""
+    n = len(new)
+    texts = [m.text for m in new]
+    if n and len(history) >= n and [m.text for m in history[-n:]] == texts:
+        return len(history) - n, True
+    if n:
+        for j in range(len(history) - 1, -1, -1):
+            if history[j].role == "user" and history[j].text == texts[0]:
+                return j, False
+    return len(history), not n
+
+
+def _set_result(inv: ToolInvocation, p: NPart | ToolFact) -> None:
+    if isinstance(p, NPart):
+        if p.is_error:
+            inv.state, inv.error_text = "output-error", str(p.result)
+        else:
+            inv.state, inv.result = "result", p.result
+    elif p.error_text is not None:
+        inv.state, inv.error_text = "output-error", p.error_text
+    elif p.has_result:
+        inv.state, inv.result = "result", p.result
+
+
+def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
+    """Normalized messages -> Mastra messages; tool results fold into their invocation."""
+    if not msgs:
+        return []
+    out: list[Message] = []
+    by_id: dict[str, ToolInvocation] = {}
+    waiting: list[ToolInvocation] = []
+
+    def fold(p: NPart) -> None:
+        inv = by_id.get(p.tool_call_id) if p.tool_call_id else None
+        if inv is None:
+            inv = next((i for i in waiting if i.state == "call" and (
+                p.tool_name is None or i.tool_name == p.tool_name) and (
+                p.tool_call_id is None or not i.tool_call_id)), None)
+        if inv is None:  # a result whose call we never saw: keep it, on an assistant message
+            inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
+                                 tool_name=p.tool_name or "unknown")
+            part = ToolInvocationPart(tool_invocation=inv)
+            if out and out[-1].role == "assistant":
+                out[-1].content.parts.append(part)
+            else:
+                out.append(Message(role="assistant", created_at=created_at,
+                                   content=MessageContent(content=None, parts=[part])))
+        _set_result(inv, p)
+        if inv in waiting:
+            waiting.remove(inv)
+
+    for m in msgs:
+        if m.role in SYSTEM_ROLES:
+            continue
+        if m.role == "tool" or (m.role == "user" and m.only_tool_results):
+            for p in m.parts:
+                if p.kind == "tool_result":
+                    fold(p)
+            continue
+        role: Literal["user", "assistant"] = (
+            "assistant" if m.role in ("assistant", "model", "ai", "bot") else "user")
+        parts: list[Any] = []
+        texts: list[str] = []
+        for p in m.parts:
+            if p.kind == "text" and p.text:
+                parts.append(TextPart(text=p.text))
+                texts.append(p.text)
+            elif p.kind == "reasoning" and p.text:
+                parts.append(ReasoningPart(reasoning=p.text))
+            elif p.kind == "tool_call":
+                inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
+                                     tool_name=p.tool_name or "unknown", args=p.args)
+                parts.append(ToolInvocationPart(tool_invocation=inv))
+                if p.tool_call_id:
+                    by_id[p.tool_call_id] = inv
+                waiting.append(inv)
+            elif p.kind == "tool_result":
+                fold(p)
+        if role == "assistant" and not texts and parts and out and out[-1].role == "assistant" \
+                and all(isinstance(p, ToolInvocationPart) for p in parts):
+            # One assistant turn split into a text item and a tool-call item (the Responses
+            # API does this): the calls join the turn's message.
+            out[-1].content.parts.extend(parts)
+            continue
+        out.append(Message(role=role, created_at=created_at, content=MessageContent(
+            content="\n".join(texts) if texts else None, parts=parts)))
+    return out
+
+
+def _is_tool_finish(c: ModelCall) -> bool:
+    out = c.facts.model_output or []
+    reasons = {m.finish_reason for m in out if m.finish_reason}
+    if reasons:
+        return bool(reasons & _TOOL_FINISH)
+    has_call = any(p.kind == "tool_call" for m in out for p in m.parts)
+    has_text = any(p.kind == "text" and p.text for m in out for p in m.parts)
+    return has_call and not has_text
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _jsonable(value: Any) -> Any:
+    """Attribute values as JSON-safe values: OTLP bytes become base64 text."""
+    if type(value) is dict:  # the common case: a flat map of plain values, copied in one go
+        plain = _PLAIN
+        if all(type(v) in plain for v in value.values()):
+            return dict(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, SpanFacts],
+                 calls_by_span: Mapping[str, list[ModelCall]], root: str, owned: list[str],
+                 reasons: Counter[str]) -> ScorerRun:
+    """The `ScorerRun` of the run rooted at span `root`, which owns the spans `owned`."""
+    rs = spans[root]
+    rf = facts[root]
+    bare = rf.role not in ("agent", "workflow")
+    run_calls = sorted((c for sid in owned for c in calls_by_span.get(sid, ())),
+                       key=lambda c: (c.start, c.end))
+    if not run_calls and rf.transcript and not bare:
+        run_calls = transcript_calls(rf, rs.start_time_unix_nano)
+    tools = [(spans[sid], facts[sid].tool) for sid in owned
+             if sid in facts and facts[sid].tool is not None]
+    tools.sort(key=lambda t: t[0].start_time_unix_nano)
+    all_facts = [facts[sid] for sid in owned if sid in facts] + [c.facts for c in run_calls]
+    derived: list[str] = []
+    started, ended = rs.started_at, rs.ended_at
+
+    # The first model call that shows its input (a span without content may come first when
+    # the content went to events on another span).
+    first = next((c.facts for c in run_calls if c.facts.model_input),
+                 run_calls[0].facts if run_calls else None)
+    fc_msgs = (first.model_input or []) if first else []
+    history = [m for m in fc_msgs if m.role not in SYSTEM_ROLES]
+    if first is not None and first.stitched:
+        derived.append("rememberedMessages")  # from the thread's earlier calls
+
+    # System messages: explicit instructions, else the first model call's first system one.
+    explicit = rf.instructions
+    if explicit is None and first is not None:
+        explicit = first.instructions
+    sys_texts = [m.text for m in fc_msgs if m.role in SYSTEM_ROLES and m.text]
+    tagged: dict[str, list[SystemMessage]] = {}
+    if explicit:
+        system = list(explicit)
+        joined = "\n".join(explicit).strip()
+        rest = [t for t in sys_texts if t.strip() not in (joined, *[e.strip() for e in explicit])]
+    else:
+        system = sys_texts[:1]
+        rest = sys_texts[1:]
+        if rest:
+            derived.append("systemMessages")
+    for t in rest:
+        tag = rf.system_tags.get(t) or (first.system_tags.get(t) if first else None) or "runtime"
+        tagged.setdefault(tag, []).append(SystemMessage(content=t))
+    if tagged:
+        derived.append("taggedSystemMessages")
+
+    # New input and remembered history; `exchange` is a tool round of this invocation that
+    # the first model call we see already had in its input (its calls belong to the output).
+    root_in = None if bare else rf.root_input
+    exchange: list[NMessage] = []
+    if root_in is not None and rf.input_mode == "new":
+        new_n = [m for m in root_in if m.role not in SYSTEM_ROLES]
+        k, exact = _split_new_input(history, new_n)
+        remembered_n = history[:k]
+        exchange = history[k + len(new_n):]
+        # Exact when the convention says so, or when the model saw nothing before the new
+        # input (then nothing was remembered).
+        if history and not (exact and (rf.remembered_exact or k == 0)):
+            derived.append("rememberedMessages")
+    elif root_in is not None and rf.input_mode == "conversation":
+        conv = [m for m in root_in if m.role not in SYSTEM_ROLES]
+        k, end = _trailing_user(conv)
+        new_n = conv[k:end]
+        if history:
+            k = _split_new_input(history, new_n)[0]
+            remembered_n = history[:k]
+            exchange = history[k + len(new_n):]
+        else:
+            remembered_n = conv[:k]
+        if not rf.remembered_exact:
+            derived.extend(["inputMessages", "rememberedMessages"])
+    else:
+        k, end = _trailing_user(history)
+        new_n, remembered_n, exchange = history[k:end], history[:k], history[end:]
+        derived.extend(["inputMessages", "rememberedMessages"])
+    if not all(_is_exchange(m) or m.role == "assistant" for m in exchange):
+        exchange = []
+    if not new_n:
+        cut = rf.cut_input or (first.cut_input if first is not None else None)
+        if cut:  # JSON cut by a length limit: keep the text rather than nothing
+            new_n = [NMessage("user", [NPart("text", cut)])]
+    input_messages = _convert(new_n, started)
+    remembered = _convert(remembered_n,
+                          ns_to_datetime(run_calls[0].start) if run_calls else started)
+    if not input_messages:
+        reasons[Reason.NO_INPUT] += 1
+
+    # Output: intermediate text, every tool call under the root with its result, final text.
+    # The last-ending call that did not stop for a tool wrote the final answer; its text is
+    # never intermediate text, even when the root's output (the answer, perhaps formatted
+    # differently: AI SDK objects) is what the run reports.
+    final_text: str | None = None
+    final_call: ModelCall | None = None
+    finals = [c for c in run_calls if c.facts.model_output and not _is_tool_finish(c)]
+    if finals:
+        final_call = max(finals, key=lambda c: (c.end, c.start))
+    if not bare and rf.root_output is not None:
+        final_text = rf.root_output
+    elif final_call is not None:
+        texts = [m.text for m in final_call.facts.model_output or []
+                 if m.role != "user" and m.text]
+        final_text = texts[-1] if texts else None
+    invs: dict[str, _Inv] = {}
+    entries: list[tuple[int, int, Any]] = []
+    seq = 0
+    if exchange:
+        run_calls.insert(0, ModelCall(run_calls[0].start, run_calls[0].start, SpanFacts(
+            rf.convention, role="model", model_output=[m for m in exchange
+                                                       if m.role == "assistant"])))
+    for c in run_calls:
+        for m in c.facts.model_output or []:
+            if m.role == "user":
+                continue
+            for p in m.parts:
+                if p.kind == "text" and p.text and c is not final_call and p.text != final_text:
+                    entries.append((c.end, seq, TextPart(text=p.text)))
+                    seq += 1
+            for p in m.parts:
+                if p.kind != "tool_call":
+                    continue
+                key = p.tool_call_id or f"#{len(invs)}"
+                if key in invs:
+                    continue
+                inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
+                                     tool_name=p.tool_name or "unknown", args=p.args)
+                invs[key] = _Inv(inv)
+                entries.append((c.end, seq, ToolInvocationPart(tool_invocation=inv)))
+                seq += 1
+    for c in run_calls:  # results fed back to later calls
+        for m in c.facts.model_input or []:
+            for p in m.parts:
+                if p.kind == "tool_result" and p.tool_call_id and p.tool_call_id in invs \
+                        and invs[p.tool_call_id].inv.state == "call":
+                    _set_result(invs[p.tool_call_id].inv, p)
+    for span, tf in tools:
+        assert tf is not None
+        slot = invs.get(tf.call_id) if tf.call_id else None
+        if slot is None:
+            slot = next((v for v in invs.values() if not v.span_matched and (
+                tf.name is None or v.inv.tool_name == tf.name) and (
+                tf.call_id is None or not v.inv.tool_call_id)), None)
+        if slot is None:
+            inv = ToolInvocation(tool_call_id=tf.call_id or span.span_id,
+                                 tool_name=tf.name or "unknown", args=tf.args)
+            slot = invs[tf.call_id or span.span_id] = _Inv(inv)
+            entries.append((span.start_time_unix_nano, seq, ToolInvocationPart(tool_invocation=inv)))
+            seq += 1
+        slot.span_matched = True
+        if slot.inv.args is None and tf.args is not None:
+            slot.inv.args = tf.args
+        if slot.inv.tool_name == "unknown" and tf.name:
+            slot.inv.tool_name = tf.name
+        if tf.error_text is not None or tf.has_result:
+            _set_result(slot.inv, tf)
+    entries.sort(key=lambda e: (e[0], e[1]))
+    parts: list[Any] = [e[2] for e in entries]
+    if final_text is None and not parts:
+        cut = rf.cut_output or (final_call.facts.cut_output if final_call else None) or next(
+            (c.facts.cut_output for c in reversed(run_calls) if c.facts.cut_output), None)
+        final_text = cut  # JSON cut by a length limit: keep the text rather than nothing
+    if final_text:
+        parts.append(TextPart(text=final_text))
+    output: list[Message] = []
+    if parts or final_text is not None:
+        output.append(Message(role="assistant", created_at=ended or started,
+                              content=MessageContent(content=final_text, parts=parts)))
+    else:
+        reasons[Reason.NO_OUTPUT] += 1
+
+    truncated = any(f.truncated for f in all_facts)
+    redacted = any(f.redacted for f in all_facts)
+    capture_off = any(f.capture_off for f in all_facts)
+    # A span without content counts only when the run lacks it: content recorded elsewhere
+    # (e.g. events pointing at the agent span instead of the model span) is content.
+    input_ok = any(m.text for m in input_messages)
+    output_ok = bool(final_text) or any(
+        t.args is not None for m in output for t in m.tool_invocations)
+    capture_off = capture_off and not (input_ok and output_ok)
+    if redacted:
+        reasons[Reason.REDACTED] += 1
+    if capture_off:
+        reasons[Reason.CAPTURE_OFF] += 1
+
+    owned_spans = [spans[sid] for sid in owned]
+    # An unnamed agent (e.g. a tool-runner span) is named after its model, like a bare run.
+    entity_name = (rf.agent_name or rf.agent_id or rf.model_name) if not bare else (
+        rf.model_name or rs.name)
+    entity_id = (rf.agent_id or rf.agent_name or entity_name) if not bare else entity_name
+    target = RunTarget(
+        trace_id=trace_id, span_id=root, entity_type="agent_run", entity_id=entity_id,
+        entity_name=entity_name,
+        conversation_id=next(filter(None, map(conversation_id, owned_spans)), None),
+        resource_id=next(filter(None, map(resource_id, owned_spans)), None),
+        convention=rf.convention, resource=_jsonable(rs.resource), started_at=started,
+        ended_at=ended, derived=sorted(set(derived), key=_DERIVED_ORDER.index), truncated=truncated,
+        content_captured=not (redacted or capture_off),
+    )
+    return ScorerRun(
+        run_id=run_id_for(trace_id, root),
+        input=AgentRunInput(input_messages=input_messages, remembered_messages=remembered,
+                            system_messages=[SystemMessage(content=t) for t in system],
+                            tagged_system_messages=tagged),
+        output=output, request_context=_jsonable(request_context(rs)), target=target,
+    )
