@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from scorers.errors import ScorerError, ScorerRunError
-from scorers.judge import Judge, JudgeCallFailed, call_judge
+from scorers.judge import Judge, call_judge
 from scorers.types import (
     JudgeExecution,
     JudgeStepTelemetry,
@@ -104,14 +104,6 @@ class StepResults:
 class _Step:
     name: StepName
     definition: StepFunction | PromptStep
-
-
-class _StepFailed(Exception):
-    """Internal: a step failed; carries its judge execution if it had one."""
-
-    def __init__(self, message: str, execution: JudgeExecution | None = None) -> None:
-        super().__init__(message)
-        self.execution = execution
 
 
 @dataclass(frozen=True)
@@ -225,20 +217,22 @@ class Scorer:
         for step in self.steps:
             try:
                 value, prompt, execution = await self._run_step(step, prepared, results, state)
-            except _StepFailed as exc:
-                if exc.execution is not None:
-                    telemetry[step.name] = JudgeStepTelemetry(executions=[exc.execution])
+            except Exception as exc:
+                message = f"{type(exc).__name__}: {exc}"
+                cause: BaseException = exc
+                if isinstance(step.definition, PromptStep) and isinstance(exc, ScorerError):
+                    # the judge's or the prompt step's own failure, with its judge execution
+                    if exc.execution is not None:
+                        telemetry[step.name] = JudgeStepTelemetry(executions=[exc.execution])
+                    message = str(exc)
+                    if type(exc) is ScorerError and exc.__cause__ is not None:
+                        cause = exc.__cause__  # e.g. a processor's or calculate_score's error
                 state["judge"] = telemetry
-                cause = exc.__cause__ or exc
-                error = ScorerRunError(str(exc), scorer_id=self.id, failed_step=step.name,
+                error = ScorerRunError(message, scorer_id=self.id, failed_step=step.name,
                                        completed_steps=list(completed),
                                        partial_result=_result_from(prepared, state))
+                error.execution = exc.execution if isinstance(exc, ScorerError) else None
                 raise error from cause
-            except Exception as exc:
-                state["judge"] = telemetry
-                raise ScorerRunError(f"{type(exc).__name__}: {exc}", scorer_id=self.id,
-                                     failed_step=step.name, completed_steps=list(completed),
-                                     partial_result=_result_from(prepared, state)) from exc
             if prompt is not None:
                 state[f"{step.name}_prompt"] = prompt
             if execution is not None:
@@ -275,7 +269,7 @@ class Scorer:
 
         prompt = await _call(definition.create_prompt, kwargs)
         if not isinstance(prompt, str):
-            raise _StepFailed(f"{step.name} create_prompt returned {type(prompt).__name__}, "
+            raise ScorerError(f"{step.name} create_prompt returned {type(prompt).__name__}, "
                               "not a string")
         state[f"{step.name}_prompt"] = prompt
         if step.name == "generate_reason":
@@ -284,26 +278,22 @@ class Scorer:
             kind = "score"
         else:
             kind = "object"
-        try:
-            outcome = await call_judge(self.judge, definition.judge, step=step.name,
-                                       prompt=prompt, kind=kind,
-                                       output_schema=definition.output_schema)
-        except JudgeCallFailed as exc:
-            raise _StepFailed(str(exc.error), exc.execution) from exc.error
+        outcome = await call_judge(self.judge, definition.judge, step=step.name, prompt=prompt,
+                                   kind=kind, output_schema=definition.output_schema)
         value = outcome.value
         if step.name == "generate_score" and definition.calculate_score is not None:
             try:
                 value = await _call(definition.calculate_score,
                                     {"run": run, "results": results, "output": value})
             except Exception as exc:
-                raise _StepFailed(f"calculate_score raised {type(exc).__name__}: {exc}",
-                                  outcome.execution) from exc
+                raise ScorerError(f"calculate_score raised {type(exc).__name__}: {exc}",
+                                  execution=outcome.execution) from exc
         elif kind == "score":
             value = value["score"]
         try:
             _check_value(step.name, value)
         except ValueError as exc:
-            raise _StepFailed(str(exc), outcome.execution) from exc
+            raise ScorerError(str(exc), execution=outcome.execution) from exc
         return value, prompt, outcome.execution
 
 

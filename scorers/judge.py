@@ -32,7 +32,7 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import jsonschema  # type: ignore[import-untyped]
 from pydantic import (
@@ -57,7 +57,6 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TIMEOUT",
     "Judge",
-    "JudgeCallFailed",
     "JudgeOutcome",
     "JudgeProvider",
     "JudgeReply",
@@ -241,15 +240,6 @@ class JudgeOutcome:
     execution: JudgeExecution
 
 
-class JudgeCallFailed(Exception):
-    """A judge call failed; `error` is the mapped scorecar error, `execution` the record."""
-
-    def __init__(self, error: BaseException, execution: JudgeExecution | None) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.execution = execution
-
-
 class _ParseFailure(Exception):
     def __init__(self, code: str, message: str, raw: str) -> None:
         super().__init__(message)
@@ -335,6 +325,15 @@ def _check_messages(messages: Any) -> list[dict[str, Any]]:
     return messages
 
 
+def _fail(exc: Exception, execution: JudgeExecution) -> NoReturn:
+    """Raise `exc` carrying the failed call's record: a `ScorerError` as it is, anything else
+    (a processor's own exception) as a `ScorerError` raised from it."""
+    if isinstance(exc, ScorerError):
+        exc.execution = execution
+        raise exc
+    raise ScorerError(str(exc), execution=execution) from exc
+
+
 class _Call:
     """Bookkeeping of one judge call (all its format attempts and HTTP calls)."""
 
@@ -347,8 +346,7 @@ class _Call:
         self.output_tokens = 0
         self.raw: str | None = None
 
-    def execution(self, error: BaseException | None = None, code: str | None = None
-                  ) -> JudgeExecution:
+    def execution(self, error: BaseException | None = None) -> JudgeExecution:
         return JudgeExecution(
             status="failed" if error is not None else "success",
             judge_model_id=self.judge.model,
@@ -359,7 +357,7 @@ class _Call:
             raw_output=self.raw if error is not None else None,
             error=None if error is None else ScoreError(
                 name=type(error).__name__, message=str(error),
-                code=code or (error.code if isinstance(error, ScorerError) else None)),
+                code=error.code if isinstance(error, ScorerError) else None),
         )
 
     async def send(self, request: JudgeRequest) -> JudgeReply:
@@ -413,15 +411,16 @@ async def call_judge(scorer_judge: Judge | None, step_judge: Judge | None, *, st
         text for `text`) and the execution record.
 
     Raises:
-        JudgeCallFailed: wrapping `JudgeAuthError`, `JudgeUnavailableError`,
-            `JudgeRequestError`, `JudgeParseError`, a `ScorerError` for missing instructions,
-            or a processor's own exception; with the execution record when a request was made.
+        ScorerError: `JudgeAuthError`, `JudgeUnavailableError`, `JudgeRequestError` (from the
+            provider), `JudgeParseError`, a plain `ScorerError` for missing instructions, or
+            one raised from a processor's own exception; `execution` holds the call's record
+            (None when it failed before any attempt could start).
     """
     merged = (step_judge.merged_over(scorer_judge) if step_judge is not None
               else scorer_judge or Judge())
     judge = merged.resolve()
     if not judge.instructions:
-        raise JudgeCallFailed(ScorerError(f'step "{step}" requires judge instructions'), None)
+        raise ScorerError(f'step "{step}" requires judge instructions')
     call = _Call(judge)
     try:
         schema = _Schema(output_schema, kind) if kind != "text" else None
@@ -430,7 +429,7 @@ async def call_judge(scorer_judge: Judge | None, step_judge: Judge | None, *, st
         for processor in judge.input_processors:
             messages = _check_messages(await _maybe_await(processor.process_input(messages)))
     except Exception as exc:
-        raise JudgeCallFailed(exc, call.execution(exc)) from exc
+        _fail(exc, call.execution(exc))
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
     conversation = [{"role": m["role"], "content": m["content"]}
                     for m in messages if m["role"] != "system"]
@@ -451,7 +450,7 @@ async def call_judge(scorer_judge: Judge | None, step_judge: Judge | None, *, st
                 if not isinstance(raw, str):
                     raise TypeError("an output processor must return a string")
         except Exception as exc:
-            raise JudgeCallFailed(exc, call.execution(exc)) from exc
+            _fail(exc, call.execution(exc))
         call.raw = raw
         if schema is None:
             return JudgeOutcome(raw, call.execution())
@@ -463,8 +462,10 @@ async def call_judge(scorer_judge: Judge | None, step_judge: Judge | None, *, st
         except _ParseFailure as exc:
             failure = exc
     assert failure is not None
-    error = JudgeParseError(f'step "{step}": {failure} (after {call.attempts} attempts)')
-    raise JudgeCallFailed(error, call.execution(error, failure.code))
+    error = JudgeParseError(f'step "{step}": {failure} (after {call.attempts} attempts)',
+                            code=failure.code)
+    error.execution = call.execution(error)
+    raise error
 
 
 def _build_request(judge: ResolvedJudge, system: str, conversation: list[dict[str, Any]],

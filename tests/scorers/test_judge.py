@@ -582,3 +582,37 @@ def test_fake_works_as_a_context_manager_outside_pytest() -> None:
         port = fake.port
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/messages", timeout=1)
+
+
+# --------------------------------------------------------------------------- failures carry their execution
+
+
+async def test_a_failed_judge_call_carries_its_execution(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.enqueue(text("not json"), text("still not json"))
+    with pytest.raises(ScorerRunError) as info:
+        await prompt_score_scorer(judge_for(fake_anthropic)).run(make_run())
+    parse_error = info.value.__cause__
+    assert isinstance(parse_error, JudgeParseError)
+    execution = parse_error.execution
+    assert execution is not None and info.value.execution is execution
+    assert (execution.status, execution.attempt_count, execution.model_call_count) == (
+        "failed", 2, 2)
+    assert execution.raw_output == "still not json"
+    assert execution.error is not None and execution.error.code == "JSON_PARSE_ERROR"
+    assert info.value.partial_result.judge["generate_score"].executions == [execution]
+
+
+async def test_a_broken_output_processor_keeps_the_paid_calls_tokens(
+        fake_anthropic: FakeAnthropic) -> None:
+    class Broken:
+        def process_output(self, value: str) -> int:
+            return 3
+
+    fake_anthropic.enqueue(structured({"score": 0.5}, input_tokens=40, output_tokens=4))
+    with pytest.raises(ScorerRunError) as info:
+        await prompt_score_scorer(judge_for(fake_anthropic, output_processors=[Broken()])).run(
+            make_run())
+    assert isinstance(info.value.__cause__, TypeError)  # the processor's own error
+    execution = info.value.partial_result.judge["generate_score"].executions[0]
+    assert (execution.usage.input_tokens, execution.usage.output_tokens) == (40, 4)
+    assert execution.error is not None and execution.error.name == "TypeError"
