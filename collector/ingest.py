@@ -54,7 +54,7 @@ class Ingest:
     Args:
         spanlog: `SpanLog` (or `MemorySpanLog` for `storage.kind: memory`).
         assembly: the per-trace buffers.
-        metrics: counts `scorecar_spans_received_total{transport}` (spans and log records).
+        metrics: the registry (the receivers count `scorecar_spans_received_total`).
         capacity: the app's other limits (queue full, memory): returns the refusal, or None.
         retry_after: `Retry-After` seconds when the buffers are full.
     """
@@ -93,8 +93,6 @@ class Ingest:
             return
         segment = self.spanlog.append(kind, body, _trace_ids(decoded))
         self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment))
-        self._metrics.spans_received.labels(transport).inc(len(decoded.spans)
-                                                           + len(decoded.logs))
 
     def release(self, ready: ReadyTrace | str) -> None:
         """The trace's jobs are in the queue (or it yielded none): drop its log holds.

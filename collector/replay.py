@@ -17,9 +17,17 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
 
-from transforms import Span
+from transforms import LogEvent, Span
 
-__all__ = ["demo_trace_files", "otlp_span_exporter", "send_spans", "to_readable_spans"]
+__all__ = [
+    "demo_trace_files",
+    "otlp_log_exporter",
+    "otlp_span_exporter",
+    "send_logs",
+    "send_spans",
+    "to_readable_logs",
+    "to_readable_spans",
+]
 
 _KINDS = {"INTERNAL": SpanKind.INTERNAL, "SERVER": SpanKind.SERVER, "CLIENT": SpanKind.CLIENT,
           "PRODUCER": SpanKind.PRODUCER, "CONSUMER": SpanKind.CONSUMER}
@@ -105,3 +113,54 @@ def send_spans(spans: Sequence[Span], exporter: SpanExporter, *, recent: bool = 
     for i in range(0, len(readable), batch):
         if exporter.export(readable[i:i + batch]) is not SpanExportResult.SUCCESS:
             raise RuntimeError("the OTLP exporter could not deliver the spans")
+
+
+def to_readable_logs(logs: Iterable[LogEvent], *, shift_ns: int = 0) -> list[Any]:
+    """Decoded log records as SDK `ReadableLogRecord`s (ids, event name, body, attributes)."""
+    from opentelemetry._logs import LogRecord
+    from opentelemetry.sdk._logs import ReadableLogRecord
+    from opentelemetry.trace import NonRecordingSpan, set_span_in_context
+    from opentelemetry.trace.span import INVALID_SPAN
+
+    out = []
+    for lg in logs:
+        span = (NonRecordingSpan(_ctx(lg.trace_id, lg.span_id))
+                if len(lg.trace_id) == 32 and len(lg.span_id) == 16 else INVALID_SPAN)
+        moment = lg.time_unix_nano + shift_ns if lg.time_unix_nano else None
+        record = LogRecord(timestamp=moment, observed_timestamp=moment,
+                           context=set_span_in_context(span),
+                           severity_text=lg.severity_text or None, body=lg.body,
+                           attributes=_attrs(lg.attributes), event_name=lg.event_name or None)
+        out.append(ReadableLogRecord(
+            record, resource=Resource(_attrs(lg.resource)),
+            instrumentation_scope=InstrumentationScope(lg.scope_name,
+                                                       lg.scope_version or None)))
+    return out
+
+
+def otlp_log_exporter(endpoint: str, protocol: Literal["grpc", "http"] = "grpc",
+                      timeout: float = 10.0) -> Any:
+    """The official OTLP log exporter for `endpoint` (`host:port`)."""
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import (
+            OTLPLogExporter as GrpcExporter,
+        )
+        return GrpcExporter(endpoint=f"http://{endpoint}", insecure=True, timeout=timeout)
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import (
+        OTLPLogExporter as HttpExporter,
+    )
+    return HttpExporter(endpoint=f"http://{endpoint}/v1/logs", timeout=timeout)
+
+
+def send_logs(logs: Sequence[LogEvent], exporter: Any, *, batch: int = 512) -> None:
+    """Export `logs` unchanged in batches.
+
+    Raises:
+        RuntimeError: the exporter reported a failure.
+    """
+    from opentelemetry.sdk._logs.export import LogRecordExportResult
+
+    readable = to_readable_logs(logs)
+    for i in range(0, len(readable), batch):
+        if exporter.export(readable[i:i + batch]) is not LogRecordExportResult.SUCCESS:
+            raise RuntimeError("the OTLP exporter could not deliver the log records")
