@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from scorers.errors import ScorerError, ScorerRunError
-from scorers.judge import Judge, call_judge
+from scorers.judge import Judge, JudgeProvider, call_judge, use_judge_provider
 from scorers.types import (
     JudgeExecution,
     JudgeStepTelemetry,
@@ -171,12 +171,17 @@ class Scorer:
 
     # ------------------------------------------------------------------ running
 
-    async def run(self, run: ScorerRun | Mapping[str, Any]) -> ScorerResult:
+    async def run(self, run: ScorerRun | Mapping[str, Any], *,
+                  judge_provider: JudgeProvider | None = None) -> ScorerResult:
         """Score one run.
 
         Args:
             run: a `ScorerRun`, or a dict in its JSON (camelCase) or Python (snake_case) shape.
                 It is never mutated.
+            judge_provider: the provider this run's judges call when their `Judge` sets none
+                (e.g. `scorers.testing.ScriptedProvider`, or a rate-limited wrapper); the same
+                as running inside `use_judge_provider(judge_provider)`. Default: the one of
+                the enclosing `use_judge_provider` block, else `default_provider()`.
 
         Returns:
             The prepared run's fields plus every step's result, prompt and judge executions.
@@ -188,6 +193,11 @@ class Scorer:
             ScorerRunError: `prepare_run` or a step failed, or the score is not a finite number;
                 carries `failed_step`, `completed_steps` and `partial_result`.
         """
+        if judge_provider is not None:
+            if not callable(getattr(judge_provider, "complete", None)):
+                raise TypeError("judge_provider must have an async complete(request) method")
+            with use_judge_provider(judge_provider):
+                return await self.run(run)
         if not any(s.name == "generate_score" for s in self.steps):
             raise ScorerError(f"scorer {self.id!r} has no generate_score step")
         if isinstance(run, ScorerRun):

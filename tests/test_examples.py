@@ -59,3 +59,22 @@ def test_judge_scorer_example_reports_a_bad_key_without_retrying(
         "scoring failed in step analyze: JudgeAuthError: the judge refused our credentials "
         "(HTTP 401): check the API key and its permissions")
     assert len(fake_anthropic.message_requests) == 1
+
+
+async def test_judge_scorer_example_offline_with_a_scripted_provider() -> None:
+    import importlib.util
+
+    from scorers import AgentRunInput, Message, ScorerRun
+    from scorers.testing import ScriptedProvider
+
+    spec = importlib.util.spec_from_file_location("judge_scorer_example",
+                                                  ROOT / "examples" / "judge_scorer.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    judge = ScriptedProvider([{"relevant_statements": 2, "total_statements": 2}, "All on topic."])
+    run = ScorerRun(input=AgentRunInput(input_messages=[Message.from_text("user", "River?")]),
+                    output=[Message.from_text("assistant", "The Seine.")])
+    result = await example.relevance.run(run, judge_provider=judge)
+    assert (result.score, result.reason) == (1.0, "All on topic.")
+    assert "<answer>The Seine.</answer>" in judge.requests[0].messages[-1]["content"]
