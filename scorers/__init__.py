@@ -1,6 +1,10 @@
 """The scorer API: a Python port of Mastra's `createScorer` (DESIGN §4).
 
-Users write `from scorers import create_scorer, PromptStep, Judge`.
+Users write `from scorers import create_scorer, PromptStep, Judge`. Everything a scorer author
+or the sidecar needs is here; the rest lives in the public modules `scorers.types` (the data
+model), `scorers.judge`, `scorers.processors`, `scorers.errors`, `scorers.sampling`,
+`scorers.records`, `scorers.semconv`, `scorers.builtin` and `scorers.testing`
+(`ScriptedProvider`, an offline judge). Modules whose names start with `_` are internal.
 """
 
 from scorers.builder import (
@@ -13,6 +17,7 @@ from scorers.builder import (
 )
 from scorers.errors import (
     ConfigError,
+    ExportError,
     JudgeAuthError,
     JudgeParseError,
     JudgeRequestError,
@@ -21,71 +26,73 @@ from scorers.errors import (
     ScorerError,
     ScorerRunError,
 )
-from scorers.filtering import FilterRun, filter_run
+from scorers.filtering import filter_run
 from scorers.judge import (
     Judge,
     JudgeProvider,
     JudgeReply,
     JudgeRequest,
     default_model,
+    default_provider,
     use_judge_provider,
 )
-from scorers.processors import Matcher, RetryDecision, StreamErrorRetryProcessor
+from scorers.processors import Matcher, StreamErrorRetryProcessor
 from scorers.records import score_record, skipped_record
 from scorers.redact import PiiRedactor
 from scorers.sampling import NoSampling, RatioSampling, Sampling, is_sampled
 from scorers.types import (
     AgentRunInput,
-    JudgeExecution,
     Message,
     RunTarget,
     ScoreRecord,
     ScorerResult,
     ScorerRun,
     SystemMessage,
-    ToolInvocation,
 )
 
 __all__ = [
-    "AgentRunInput",
-    "ConfigError",
-    "FilterRun",
+    # building scorers
+    "NotScorable",
+    "PromptStep",
+    "Scorer",
+    "StepResults",
+    "create_scorer",
+    "filter_run",
+    "not_scorable",
+    # the judge
     "Judge",
-    "JudgeAuthError",
-    "JudgeExecution",
-    "JudgeParseError",
     "JudgeProvider",
     "JudgeReply",
     "JudgeRequest",
-    "JudgeRequestError",
-    "JudgeUnavailableError",
     "Matcher",
-    "Message",
-    "NoSampling",
-    "NotScorable",
     "PiiRedactor",
-    "PromptStep",
-    "RatioSampling",
-    "RetryDecision",
+    "StreamErrorRetryProcessor",
+    "default_model",
+    "default_provider",
+    "use_judge_provider",
+    # runs, results, records
+    "AgentRunInput",
+    "Message",
     "RunTarget",
-    "Sampling",
     "ScoreRecord",
-    "ScorecarError",
-    "Scorer",
-    "ScorerError",
     "ScorerResult",
     "ScorerRun",
-    "ScorerRunError",
-    "StepResults",
-    "StreamErrorRetryProcessor",
     "SystemMessage",
-    "ToolInvocation",
-    "create_scorer",
-    "default_model",
-    "filter_run",
-    "is_sampled",
-    "not_scorable",
     "score_record",
     "skipped_record",
-    "use_judge_provider",
+    # sampling
+    "NoSampling",
+    "RatioSampling",
+    "Sampling",
+    "is_sampled",
+    # errors
+    "ConfigError",
+    "ExportError",
+    "JudgeAuthError",
+    "JudgeParseError",
+    "JudgeRequestError",
+    "JudgeUnavailableError",
+    "ScorecarError",
+    "ScorerError",
+    "ScorerRunError",
 ]

@@ -57,16 +57,14 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TIMEOUT",
     "Judge",
-    "JudgeOutcome",
     "JudgeProvider",
     "JudgeReply",
     "JudgeRequest",
-    "ResolvedJudge",
-    "call_judge",
     "default_model",
     "default_provider",
     "use_judge_provider",
 ]
+# Internal, importable for the builder and bench/: call_judge, JudgeOutcome, ResolvedJudge.
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_MAX_PROCESSOR_RETRIES = 10

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import pkgutil
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,78 @@ def test_dependencies_point_one_way(package: str) -> None:
     assert not offenders, "\n".join(offenders)
 
 
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_public_module_declares_its_public_names(package: str) -> None:
+    """Each package and each of its public modules has an `__all__` of existing, public names;
+    modules whose names start with `_` are internal and are not checked."""
+    root = importlib.import_module(package)
+    for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+        if any(part.startswith("_") for part in info.name.split(".")[1:]):
+            continue
+        module = importlib.import_module(info.name)
+        names = getattr(module, "__all__", None)
+        assert names is not None, f"{info.name} has no __all__"
+        assert len(names) == len(set(names)), f"{info.name}.__all__ has duplicates"
+        private = [n for n in names if n.startswith("_")]
+        assert not private, f"{info.name}.__all__ lists private names {private}"
+        missing = [n for n in names if not hasattr(module, n)]
+        assert not missing, f"{info.name}.__all__ lists missing names {missing}"
+
+
+# What a user imports from `scorers`: one screen. A change here is an API change.
+SCORERS_API = {
+    # building scorers
+    "NotScorable", "PromptStep", "Scorer", "StepResults", "create_scorer", "filter_run",
+    "not_scorable",
+    # the judge
+    "Judge", "JudgeProvider", "JudgeReply", "JudgeRequest", "Matcher", "PiiRedactor",
+    "StreamErrorRetryProcessor", "default_model", "default_provider", "use_judge_provider",
+    # runs, results, records
+    "AgentRunInput", "Message", "RunTarget", "ScoreRecord", "ScorerResult", "ScorerRun",
+    "SystemMessage", "score_record", "skipped_record",
+    # sampling
+    "NoSampling", "RatioSampling", "Sampling", "is_sampled",
+    # errors
+    "ConfigError", "ExportError", "JudgeAuthError", "JudgeParseError", "JudgeRequestError",
+    "JudgeUnavailableError", "ScorecarError", "ScorerError", "ScorerRunError",
+}
+
+SCORERS_MODULE_API = {
+    "scorers.judge": {"AnthropicProvider", "DEFAULT_MAX_PROCESSOR_RETRIES", "DEFAULT_MAX_TOKENS",
+                      "DEFAULT_TIMEOUT", "Judge", "JudgeProvider", "JudgeReply", "JudgeRequest",
+                      "default_model", "default_provider", "use_judge_provider"},
+    "scorers.processors": {"ErrorProcessor", "Matcher", "RetryDecision",
+                           "StreamErrorRetryProcessor", "exponential_delay"},
+    "scorers.errors": {"ConfigError", "ExportError", "JudgeAuthError", "JudgeParseError",
+                       "JudgeRequestError", "JudgeUnavailableError", "ScorecarError",
+                       "ScorerError", "ScorerRunError"},
+    "scorers.builder": {"NotScorable", "PromptStep", "Scorer", "StepResults", "create_scorer",
+                        "not_scorable"},
+    "scorers.records": {"score_record", "skipped_record"},
+    "scorers.testing": {"Reply", "ScriptedProvider"},
+}
+
+
+def test_scorers_exports_exactly_its_api() -> None:
+    import scorers
+
+    assert set(scorers.__all__) == SCORERS_API
+    assert len(scorers.__all__) <= 45  # one screen
+
+
+@pytest.mark.parametrize("module", sorted(SCORERS_MODULE_API))
+def test_scorers_modules_export_exactly_their_api(module: str) -> None:
+    assert set(importlib.import_module(module).__all__) == SCORERS_MODULE_API[module]
+
+
+def test_judge_internals_stay_out_of_the_api() -> None:
+    import scorers.judge
+
+    for internal in ("call_judge", "ResolvedJudge", "JudgeOutcome", "JudgeCallFailed"):
+        assert internal not in scorers.judge.__all__
+    assert not hasattr(scorers.judge, "JudgeCallFailed")
+
+
 def test_scorers_exports_the_design_names() -> None:
     import scorers
 
@@ -60,3 +133,9 @@ def test_scorers_exports_the_design_names() -> None:
                 "Message", "SystemMessage", "AgentRunInput", "ScoreRecord"}
     missing = required - set(scorers.__all__)
     assert not missing, f"scorers.__all__ lacks {sorted(missing)}"
+
+
+def test_the_anthropic_sdk_is_imported_by_the_provider_module_only() -> None:
+    offenders = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "scorers").rglob("*.py"))
+                 if "anthropic" in _imported_packages(path) and path.name != "_anthropic.py"]
+    assert not offenders, f"only scorers/_anthropic.py may import anthropic: {offenders}"
