@@ -5,7 +5,10 @@ protobuf bodies an OTLP exporter would send, repeated with fresh trace ids. Base
 in the same run on the same bytes: the bare protobuf parse plus a walk over every attribute
 value (what any consumer must at least do). Prints both rates and the ratio (goal >= 0.5).
 
-    python bench/transforms.py [--copies N] [--seconds S] [--stages]
+    python bench/transforms.py [--copies N] [--seconds S] [--stages] [--roots]
+
+`--roots` also times `run_roots` (the sidecar's ready-check) against `build_runs` on the
+same traces.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from collector.otlp import Decoded, decode_logs_protobuf, decode_traces_protobuf
-from transforms import build_runs, group_traces
+from transforms import build_runs, group_traces, run_roots
 
 ROOT = Path(__file__).resolve().parents[1]
 ID_KEYS = ("traceId", "spanId", "parentSpanId")
@@ -138,6 +141,24 @@ def stages(bodies: list[tuple[str, bytes]], seconds: float) -> dict[str, float]:
     return best
 
 
+def roots_cost(bodies: list[tuple[str, bytes]], seconds: float) -> tuple[float, float]:
+    """Best seconds per pass of `run_roots` and of `build_runs` over every trace."""
+    decoded = Decoded()
+    for kind, body in bodies:
+        decoded.extend(decode_traces_protobuf(body) if kind == "traces"
+                       else decode_logs_protobuf(body))
+    traces = list(group_traces(decoded.spans, decoded.logs).values())
+    best = [float("inf"), float("inf")]
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        for i, fn in enumerate((run_roots, build_runs)):
+            t0 = time.perf_counter()
+            for trace in traces:
+                fn(trace)
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best[0], best[1]
+
+
 def rate(fn: Callable[[list[tuple[str, bytes]]], int], bodies: list[tuple[str, bytes]],
          spans: int, seconds: float) -> tuple[float, int]:
     fn(bodies)  # warm up
@@ -157,6 +178,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--stages", action="store_true",
                         help="also print the best time per pass of decode, group and build")
+    parser.add_argument("--roots", action="store_true",
+                        help="also print the cost of run_roots against build_runs")
     args = parser.parse_args()
     bodies, spans = corpus(args.copies)
     base, _ = rate(baseline, bodies, spans, args.seconds)
@@ -171,6 +194,10 @@ def main() -> None:
         timings = "  ".join(f"{k} {v * 1e3:.1f}" for k, v in best.items())
         print(f"stages (ms per pass; baseline mean, others best): baseline {per_pass * 1e3:.1f}"
               f"  {timings}")
+    if args.roots:
+        roots_s, build_s = roots_cost(bodies, args.seconds)
+        print(f"run_roots {roots_s * 1e3:.1f} ms per pass, build_runs {build_s * 1e3:.1f} ms: "
+              f"ratio {roots_s / build_s:.2f}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ test) and which extractor reads it. A new convention is one module and one entry
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,13 +86,12 @@ _CONTEXT_PREFIXES = tuple(p for c in _CONTEXTS for p in c.prefixes)
 _CONTEXT_MAPS = tuple(k for c in _CONTEXTS for k in c.maps)
 
 
-def _shown(span: Span) -> list[Convention]:
+def _prefix_hits(span: Span) -> set[str]:
     hits: set[str] = set()
     for k in span.attributes:  # one pass over the keys for every prefix test
         if k.startswith(_ANY_PREFIX):  # one C call for the common miss
             hits.update(c.name for c in CONVENTIONS if c.prefixes and k.startswith(c.prefixes))
-    return [c for c in CONVENTIONS
-            if c.name in hits or (c.matches is not None and c.matches(span))]
+    return hits
 
 
 def detect_conventions(span: Span) -> list[str]:
@@ -101,14 +100,25 @@ def detect_conventions(span: Span) -> list[str]:
     One span can carry several (OpenLLMetry copies `gen_ai.agent.name` onto descendants;
     Mastra and the Anthropic SDK emit `gen_ai.*` too); the first is the one that reads it.
     """
-    return [c.name for c in _shown(span)]
+    hits = _prefix_hits(span)
+    return [c.name for c in CONVENTIONS
+            if c.name in hits or (c.matches is not None and c.matches(span))]
 
 
-def _readers(span: Span) -> list[Convention]:
-    """The conventions that may read a span, in the order they are asked."""
-    shown = _shown(span)
-    first = [c for c in shown if c.reads_first is not None and c.reads_first(span)]
-    return first + shown if first else shown
+_READS_FIRST = tuple(c for c in CONVENTIONS if c.reads_first is not None)
+
+
+def _readers(span: Span) -> Iterator[Convention]:
+    """The conventions that may read a span, in the order they are asked (lazily: the first
+    one usually reads it)."""
+    for c in _READS_FIRST:
+        assert c.reads_first is not None
+        if c.reads_first(span):
+            yield c
+    hits = _prefix_hits(span)
+    for c in CONVENTIONS:
+        if c.name in hits or (c.matches is not None and c.matches(span)):
+            yield c
 
 
 def extract_span(span: Span) -> SpanFacts | None:

@@ -1,12 +1,21 @@
 """Which run roots a trace holds, and whether each has ended — what the sidecar's assembly
 needs to decide when a trace is ready, without turning it into runs.
+
+`run_roots` reads only the span tree and each span's `Mark` (its role and agent identity, as
+its convention's extractor reports it without reading content), and picks roots with the
+same code as `build_runs` (`transforms._tree.select_roots`), so both name the same roots.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
-from transforms.types import Trace
+from transforms._detection import extract_span, mark_span
+from transforms._input import clean_spans, spans_with_events
+from transforms._toolkit import Mark
+from transforms._tree import build_tree, select_roots
+from transforms.types import Span, Trace, ns_to_datetime
 
 __all__ = ["RunRoot", "run_roots"]
 
@@ -28,28 +37,55 @@ class RunRoot:
 
 
 def run_roots(trace: Trace) -> list[RunRoot]:
-    """The run roots of `trace`, in the order `build_runs` would emit their runs."""
-    # First version: the runs themselves (correct, not cheap); to be replaced by a pass that
-    # reads only the span tree and the conventions' root markers.
-    from transforms.builder import build_runs
+    """The run roots of `trace`, in the order `build_runs` emits their runs.
 
-    by_id = {s.span_id: s for s in trace.spans}
-    out: list[RunRoot] = []
-    for run in build_runs(trace).runs:
-        sid = run.target.span_id if run.target else None
-        if sid is None:
+    Cheap enough to call on every ready-check: no message is parsed and no run is built
+    (only an agent span that wraps other agent spans and has no model call of its own is
+    read whole, to tell a wrapper from an invocation). A root whose extractor or run
+    assembly fails is still listed here, while `build_runs` counts it (`extract_error`,
+    `build_error`) and leaves it out.
+    """
+    scratch: Counter[str] = Counter()  # reasons are build_runs' to count
+    spans = clean_spans(trace.spans, scratch)
+    with_events = spans_with_events(spans, trace.logs)
+    marks: dict[str, Mark] = {}
+    calls: set[str] = set()
+    for sid, s in spans.items():
+        try:
+            m = mark_span(s)
+        except Exception:  # noqa: BLE001 - as build_runs: an unreadable span is left out
             continue
-        span = by_id.get(sid)
-        ended = bool(span and span.end_time_unix_nano)
-        complete = True
-        seen: set[str] = set()
-        cur = span
-        while cur is not None and cur.parent_span_id is not None and cur.span_id not in seen:
-            seen.add(cur.span_id)
-            nxt = by_id.get(cur.parent_span_id)
-            if nxt is None:
-                complete = False
-                break
-            cur = nxt
-        out.append(RunRoot(sid, ended, complete))
-    return out
+        if m is None:
+            if sid not in with_events:
+                continue
+            m = Mark()  # read from its GenAI events only
+        marks[sid] = m
+        if m.role == "model" or sid in with_events:
+            calls.add(sid)
+
+    def is_empty(sid: str) -> bool:
+        f = extract_span(spans[sid])
+        return f is None or (f.root_input is None and f.root_output is None)
+
+    owned = select_roots(build_tree(spans, scratch), marks, calls, is_empty, scratch)
+    roots = [spans[sid] for sid in owned]
+    roots.sort(key=lambda s: (_started(s), s.span_id))
+    return [RunRoot(s.span_id, bool(s.end_time_unix_nano), _complete(s, spans)) for s in roots]
+
+
+def _started(span: Span) -> float:
+    # The runs' own sort key (their startedAt as a timestamp), so the order is theirs.
+    started = ns_to_datetime(span.start_time_unix_nano)
+    return started.timestamp() if started else 0.0
+
+
+def _complete(span: Span, spans: dict[str, Span]) -> bool:
+    seen: set[str] = set()
+    cur = span
+    while cur.parent_span_id is not None and cur.span_id not in seen:
+        seen.add(cur.span_id)
+        nxt = spans.get(cur.parent_span_id)
+        if nxt is None:
+            return False
+        cur = nxt
+    return True
