@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from transforms import (
     _anthropic,
@@ -21,7 +21,7 @@ from transforms import (
     _pydantic_ai,
     _vercel,
 )
-from transforms._toolkit import ContextKeys, Mark, SpanFacts, parse_json_attr
+from transforms._toolkit import ContextKeys, Mark, SpanFacts, first_attr, parse_json_attr
 from transforms.types import Span
 
 __all__ = [
@@ -105,6 +105,7 @@ def detect_conventions(span: Span) -> list[str]:
             if c.name in hits or (c.matches is not None and c.matches(span))]
 
 
+_T = TypeVar("_T")
 _READS_FIRST = tuple(c for c in CONVENTIONS if c.reads_first is not None)
 
 
@@ -121,43 +122,34 @@ def _readers(span: Span) -> Iterator[Convention]:
             yield c
 
 
+def _first_read(span: Span, read: Callable[[Convention, Span], _T | None]) -> _T | None:
+    for c in _readers(span):
+        out = read(c, span)
+        if out is not None:
+            return out
+    return None
+
+
 def extract_span(span: Span) -> SpanFacts | None:
     """The facts of one span, read by the first convention it shows (or one that reads it
     first); None for a span no convention claims (HTTP server spans and the like)."""
-    for c in _readers(span):
-        facts = c.extract(span)
-        if facts is not None:
-            return facts
-    return None
+    return _first_read(span, lambda c, s: c.extract(s))
 
 
 def mark_span(span: Span) -> Mark | None:
     """What `extract_span(span)` would say the span is (role, agent identity), without
     reading its content; None when no convention claims it."""
-    for c in _readers(span):
-        mark = c.mark(span)
-        if mark is not None:
-            return mark
-    return None
-
-
-def _first(span: Span, keys: tuple[str, ...]) -> str | None:
-    a = span.attributes
-    for k in keys:
-        v = a.get(k)
-        if v is not None and v != "":
-            return str(v)
-    return None
+    return _first_read(span, lambda c, s: c.mark(s))
 
 
 def conversation_id(span: Span) -> str | None:
     """The conversation (thread, session) id a span records, by any convention's keys."""
-    return _first(span, _CONVERSATION_KEYS)
+    return first_attr(span.attributes, _CONVERSATION_KEYS)
 
 
 def resource_id(span: Span) -> str | None:
     """The resource (user) id a span records, by any convention's keys."""
-    return _first(span, _RESOURCE_KEYS)
+    return first_attr(span.attributes, _RESOURCE_KEYS)
 
 
 def request_context(span: Span) -> dict[str, Any]:

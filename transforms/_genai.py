@@ -22,6 +22,7 @@ from transforms._toolkit import (
     ToolFact,
     call_id,
     decode_nested,
+    first_attr,
     is_redacted,
     json_attr,
     message_from_any,
@@ -231,12 +232,7 @@ def _event_message(name: str, body: Any) -> NMessage | None:
 
 def thread_id(span: Span) -> str | None:
     """The id of the server-held thread a model-call span belongs to (its conversation id)."""
-    a = span.attributes
-    for k in _THREAD_KEYS:
-        v = a.get(k)
-        if v is not None and v != "":
-            return str(v)
-    return None
+    return first_attr(span.attributes, _THREAD_KEYS)
 
 
 def event_body(attrs: dict[str, Any]) -> Any:

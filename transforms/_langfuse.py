@@ -26,6 +26,7 @@ from transforms._toolkit import (
     message_from_any,
     messages_from_any,
     output_text,
+    read_by_role,
     tool_fact,
 )
 from transforms.types import Span
@@ -138,11 +139,5 @@ def extract(span: Span) -> SpanFacts | None:
     m = mark(span)
     if m is None:
         return None
-    facts = m.facts("langfuse")
-    if facts.role == "agent":
-        _agent(span, facts)
-    elif facts.role == "model":
-        _generation(span, facts)
-    elif facts.role == "tool":
-        _tool(span, facts)
-    return facts
+    return read_by_role(span, m.facts("langfuse"),
+                        {"agent": _agent, "model": _generation, "tool": _tool})

@@ -33,12 +33,10 @@ from transforms.types import Span
 __all__ = ["CONTEXT", "PREFIXES", "extract", "mark", "unflatten_prompts"]
 
 
+_PROPS = "traceloop.association.properties."
 CONTEXT = ContextKeys(
-    conversation=("traceloop.association.properties.session_id",
-                  "traceloop.association.properties.chat_id",
-                  "traceloop.association.properties.conversation_id"),
-    resource=("traceloop.association.properties.user_id",),
-    prefixes=("traceloop.association.properties.",))
+    conversation=tuple(_PROPS + k for k in ("session_id", "chat_id", "conversation_id")),
+    resource=(_PROPS + "user_id",), prefixes=(_PROPS,))
 PREFIXES = ("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.", "gen_ai.completion.",
             "llm.request.type")
 """Attribute keys that mark a span OpenLLMetry's: `traceloop.*` or indexed `gen_ai.prompt.{i}` /

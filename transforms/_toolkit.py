@@ -9,7 +9,7 @@ run builder merges facts per agent root. Messages are normalized to OTel GenAI "
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ __all__ = [
     "ModelCall",
     "call_id",
     "decode_nested",
+    "first_attr",
     "flag_redacted",
     "indexed_list",
     "is_args_dump",
@@ -39,6 +40,7 @@ __all__ = [
     "output_text",
     "parse_json_attr",
     "part_text",
+    "read_by_role",
     "set_path",
     "tool_args",
     "tool_fact",
@@ -465,6 +467,24 @@ def call_id(value: Any) -> str | None:
     """A tool call id as text, surrounding whitespace removed (some libraries pad it; the
     builder joins tool spans to message parts by exact id); None when absent or empty."""
     return str(value).strip() or None if value else None
+
+
+def first_attr(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` with a non-empty value, as text; None when none has one."""
+    for k in keys:
+        v = attrs.get(k)
+        if v is not None and v != "":
+            return str(v)
+    return None
+
+
+def read_by_role(span: Span, facts: SpanFacts,
+                 readers: Mapping[str, Callable[[Span, SpanFacts], None]]) -> SpanFacts:
+    """`facts`, filled by the reader of its role (a role without one stays empty)."""
+    reader = readers.get(facts.role)
+    if reader is not None:
+        reader(span, facts)
+    return facts
 
 
 def flag_redacted(facts: SpanFacts, value: Any) -> bool:

@@ -31,19 +31,19 @@ from transforms._toolkit import (
     messages_from_any,
     opt_str,
     part_text,
+    read_by_role,
     tool_fact,
 )
 from transforms.types import Span
 
 __all__ = ["CONTEXT", "extract", "mark", "matches", "reads_first"]
 
+_METADATA = "ai.telemetry.metadata."  # experimental_telemetry.metadata
+_CONTEXT = "ai.settings.context."  # AI SDK 7 (@ai-sdk/otel): the context the app exports
 CONTEXT = ContextKeys(
-    conversation=("ai.telemetry.metadata.conversationId", "ai.telemetry.metadata.sessionId",
-                  # AI SDK 7 (@ai-sdk/otel): the runtime context the app opted in to export.
-                  "ai.settings.context.conversationId", "ai.settings.context.sessionId",
-                  "ai.settings.context.threadId"),
-    resource=("ai.telemetry.metadata.userId", "ai.settings.context.userId"),
-    prefixes=("ai.telemetry.metadata.", "ai.settings.context."))
+    conversation=(*(_METADATA + k for k in ("conversationId", "sessionId")),
+                  *(_CONTEXT + k for k in ("conversationId", "sessionId", "threadId"))),
+    resource=(_METADATA + "userId", _CONTEXT + "userId"), prefixes=(_METADATA, _CONTEXT))
 ROOT_OPERATIONS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject",
                              "ai.streamObject"})
 _ROOT_PREFIXES = tuple(ROOT_OPERATIONS)
@@ -188,11 +188,5 @@ def mark(span: Span) -> Mark:
 
 def extract(span: Span) -> SpanFacts:
     """Read one `ai.*` span."""
-    facts = mark(span).facts("vercel")
-    if facts.role == "agent":
-        _root(span, facts)
-    elif facts.role == "model":
-        _step(span, facts)
-    elif facts.role == "tool":
-        _tool(span, facts)
-    return facts
+    return read_by_role(span, mark(span).facts("vercel"),
+                        {"agent": _root, "model": _step, "tool": _tool})
