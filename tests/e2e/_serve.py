@@ -64,7 +64,7 @@ class ServeProcess:
         self.lines = []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "collector.cli", "serve", "-c", str(self.config_path),
-             "--log-format", "json", "--grace", "5"],
+             "--log-format", "json", "--grace", "2"],
             cwd=ROOT, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -127,11 +127,11 @@ class ServeProcess:
             self.proc.send_signal(signal.SIGTERM)
         try:
             code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired as exc:
             self.proc.kill()
             self.proc.wait()
             raise AssertionError("scorecar serve did not stop within "
-                                 f"{timeout}s of SIGTERM:\n" + "\n".join(self.lines[-40:]))
+                                 f"{timeout}s of SIGTERM:\n" + "\n".join(self.lines[-40:])) from exc
         if self._reader is not None:
             self._reader.join(5)
         return code
