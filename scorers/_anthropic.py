@@ -26,7 +26,6 @@ import re
 import time
 import typing
 import weakref
-from collections.abc import Iterator
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -39,6 +38,7 @@ from scorers.errors import (
     JudgeUnavailableError,
     ScorecarError,
     ScorerError,
+    error_chain,
 )
 
 __all__ = ["AnthropicProvider", "default_model", "native_output_schema"]
@@ -97,16 +97,6 @@ def native_output_schema(model: str, json_schema: dict[str, Any]) -> dict[str, A
 # ---------------------------------------------------------------------- errors
 
 
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    """The error, then its causes (cycle-safe)."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__
-
-
 def _status(error: BaseException) -> int | None:
     status = getattr(error, "status_code", None)
     if status is None:
@@ -142,7 +132,7 @@ def _codes(error: BaseException) -> set[str]:
 def is_auth_error(error: BaseException) -> bool:
     """True for `JudgeAuthError`, 401/403 and authentication/permission errors anywhere in the
     cause chain."""
-    for err in _chain(error):
+    for err in error_chain(error):
         if isinstance(err, (JudgeAuthError, anthropic.AuthenticationError,
                             anthropic.PermissionDeniedError)):
             return True
@@ -154,7 +144,7 @@ def is_auth_error(error: BaseException) -> bool:
 def is_retryable(error: BaseException) -> bool:
     """True when the error may succeed later: a retryable scorecar error, or an SDK error for
     408, 409, 429, 5xx, a connection error or a timeout (`x-should-retry` from the server wins)."""
-    for err in _chain(error):
+    for err in error_chain(error):
         if isinstance(err, ScorecarError):
             return err.retryable
         if isinstance(err, anthropic.APIConnectionError):  # includes APITimeoutError
@@ -178,7 +168,7 @@ def _retry_after(error: BaseException) -> float | None:
 
     `retry-after-ms` (milliseconds) wins over `retry-after` (seconds, or an HTTP date).
     """
-    for err in _chain(error):
+    for err in error_chain(error):
         headers = _headers(err)
         if headers is None:
             continue

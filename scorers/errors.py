@@ -22,6 +22,7 @@ and `exc.retry_after`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -133,3 +134,14 @@ class ExportError(ScorecarError):
     def __init__(self, message: str, *, retryable: bool = True) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+def error_chain(error: BaseException) -> Iterator[BaseException]:
+    """The error, then its causes (`__cause__`, cycle-safe): where a provider's classified error
+    and the SDK error under it are found."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__

@@ -106,7 +106,9 @@ class Judge(BaseModel):
         timeout: seconds per HTTP call (default 60).
         max_tokens: default 1024.
         temperature: not sent unless set (some current models reject it).
-        provider: the provider seam (default `AnthropicProvider`), e.g. an in-process fake.
+        provider: this judge's own provider; when None, the run's (`Scorer.run(judge_provider=)`
+            or `use_judge_provider`), else `default_provider()` (`AnthropicProvider`). For tests:
+            `scorers.testing.ScriptedProvider`.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")

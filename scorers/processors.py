@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from scorers.errors import JudgeAuthError, ScorecarError
+from scorers.errors import JudgeAuthError, ScorecarError, error_chain
 
 __all__ = [
     "ErrorProcessor",
@@ -83,24 +83,14 @@ class Matcher:
     delay: Delay | None = None
 
 
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    """The error, then its causes (cycle-safe)."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__
-
-
 def _classified(error: BaseException) -> ScorecarError | None:
     """The first scorecar error in the chain: what the provider said about the failure."""
-    return next((e for e in _chain(error) if isinstance(e, ScorecarError)), None)
+    return next((e for e in error_chain(error) if isinstance(e, ScorecarError)), None)
 
 
 def is_auth_error(error: BaseException) -> bool:
     """True when `error` or one of its causes is a `JudgeAuthError` (never retried)."""
-    return any(isinstance(e, JudgeAuthError) for e in _chain(error))
+    return any(isinstance(e, JudgeAuthError) for e in error_chain(error))
 
 
 def is_provider_retryable(error: BaseException) -> bool:
@@ -187,7 +177,7 @@ class StreamErrorRetryProcessor:
                 f"retry_unknown_errors={self.retry_unknown_errors})")
 
     def _policy(self, error: BaseException) -> _Policy | None:
-        chain = list(_chain(error))
+        chain = list(error_chain(error))
         for matcher in self.matchers:  # the first matcher that matches any error of the chain
             if any(_matches(matcher, err) for err in chain):
                 return _Policy(

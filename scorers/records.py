@@ -69,15 +69,8 @@ def score_record(scorer: Scorer, run: ScorerRun, outcome: ScorerResult | BaseExc
     base = _base(scorer, run, source)
     if isinstance(outcome, ScorerResult):
         return ScoreRecord(
-            **base, status=outcome.status, input=_dump(outcome.input),
-            output=_dump(outcome.output), score=outcome.score, reason=outcome.reason,
-            preprocess_step_result=_dump(outcome.preprocess_step_result),
-            analyze_step_result=_dump(outcome.analyze_step_result),
-            preprocess_prompt=outcome.preprocess_prompt,
-            analyze_prompt=outcome.analyze_prompt,
-            generate_score_prompt=outcome.generate_score_prompt,
-            generate_reason_prompt=outcome.generate_reason_prompt,
-            judge=outcome.judge,
+            **base, **_steps(outcome), status=outcome.status, score=outcome.score,
+            reason=outcome.reason,
             error=(ScoreError(name="NotScorable", message=outcome.not_scorable.reason or "",
                               step=outcome.not_scorable.step)
                    if outcome.not_scorable is not None else None),
@@ -87,15 +80,8 @@ def score_record(scorer: Scorer, run: ScorerRun, outcome: ScorerResult | BaseExc
     cause = outcome.__cause__ if isinstance(outcome, ScorerRunError) else None
     name = type(cause if cause is not None else outcome).__name__
     message = str(outcome) or name
-    fields: dict[str, Any] = {"input": _dump(run.input), "output": _dump(run.output)}
-    if isinstance(partial, ScorerResult):
-        fields.update(
-            input=_dump(partial.input), output=_dump(partial.output),
-            preprocess_step_result=_dump(partial.preprocess_step_result),
-            analyze_step_result=_dump(partial.analyze_step_result),
-            preprocess_prompt=partial.preprocess_prompt, analyze_prompt=partial.analyze_prompt,
-            generate_score_prompt=partial.generate_score_prompt,
-            generate_reason_prompt=partial.generate_reason_prompt, judge=partial.judge)
+    fields: dict[str, Any] = (_steps(partial) if isinstance(partial, ScorerResult) else
+                              {"input": _dump(run.input), "output": _dump(run.output)})
     return ScoreRecord(**base, **fields, status="failed",
                        error=ScoreError(name=name, message=message, step=step))
 
@@ -106,6 +92,18 @@ def skipped_record(scorer: Scorer, run: ScorerRun, reason: str, message: str = "
     return ScoreRecord(**_base(scorer, run, source), status="skipped",
                        input=_dump(run.input), output=_dump(run.output),
                        error=ScoreError(name=reason, message=message or reason, code=reason))
+
+
+def _steps(result: ScorerResult) -> dict[str, Any]:
+    """What a result's steps produced, as record fields (the scored run, prompts, judge calls)."""
+    return {
+        "input": _dump(result.input), "output": _dump(result.output),
+        "preprocess_step_result": _dump(result.preprocess_step_result),
+        "analyze_step_result": _dump(result.analyze_step_result),
+        "preprocess_prompt": result.preprocess_prompt, "analyze_prompt": result.analyze_prompt,
+        "generate_score_prompt": result.generate_score_prompt,
+        "generate_reason_prompt": result.generate_reason_prompt, "judge": result.judge,
+    }
 
 
 def _dump(value: Any) -> Any:
