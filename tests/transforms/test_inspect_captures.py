@@ -1,4 +1,4 @@
-"""`scorecar inspect` on the part-2 captures: what a user runs to see what scorers will get.
+"""`scorecar inspect` on the captures of the libraries with an expectation file: what a user runs to see what scorers will get.
 Every run it prints, read back, matches the capture's expectation."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from scorers.types import ScorerRun
 from tests.transforms._runs import compare_run
 
 CAPTURES = Path(__file__).resolve().parents[1] / "testdata" / "captures"
-PART2 = ("vercel-ai-v6", "vercel-ai-v7", "anthropic-sdk", "openlit", "openai-agents",
+LIBRARIES = ("vercel-ai-v6", "vercel-ai-v7", "anthropic-sdk", "openlit", "openai-agents",
          "pydantic-ai", "langfuse")
 
 
-@pytest.mark.parametrize("library", PART2)
+@pytest.mark.parametrize("library", LIBRARIES)
 def test_inspect_prints_the_expected_runs(library: str) -> None:
     expectations = sorted((CAPTURES / library).glob("*.expected.json"))
     assert expectations

@@ -245,6 +245,13 @@ def test_trace_without_genai_spans() -> None:
     assert result.reasons["not_genai"] == 1
 
 
+def test_genai_spans_without_agent_or_model_call_are_no_run() -> None:
+    only_tool = span("execute_tool get_weather", {"gen_ai.operation.name": "execute_tool",
+                                                  "gen_ai.tool.name": "get_weather"})
+    result = build_runs(Trace(TRACE, [only_tool]))
+    assert result.runs == [] and result.reasons == {"no_run": 1}
+
+
 def test_tool_error_is_output_error() -> None:
     spans = genai_agent_trace()
     tool = spans[2]
@@ -275,11 +282,11 @@ def test_bytes_attributes_serialize_as_base64() -> None:
     assert dumped["requestContext"]["raw"] == "/w=="
 
 
-_PART2 = ("anthropic-sdk", "langfuse", "openlit", "pydantic-ai", "vercel-ai-v6", "vercel-ai-v7")
+_LIBRARIES = ("anthropic-sdk", "langfuse", "openlit", "pydantic-ai", "vercel-ai-v6", "vercel-ai-v7")
 
 
-def test_part2_captures_any_order_duplicates_and_missing_spans() -> None:
-    # Real part-2 traces (thread stitching, double-recorded calls, log records that repeat a
+def test_real_captures_any_order_duplicates_and_missing_spans() -> None:
+    # Real traces (thread stitching, double-recorded calls, log records that repeat a
     # call): arrival order and re-delivery change nothing; losing spans never raises.
     from pathlib import Path
 
@@ -289,7 +296,7 @@ def test_part2_captures_any_order_duplicates_and_missing_spans() -> None:
     root = Path(__file__).resolve().parents[1] / "testdata" / "captures"
     rng = random.Random(11)
     checked = 0
-    for lib in _PART2:
+    for lib in _LIBRARIES:
         for path in sorted((root / lib).glob("*.otlp.jsonl")):
             decoded = decode_file(path)
             for trace in group_traces(decoded.spans, decoded.logs).values():

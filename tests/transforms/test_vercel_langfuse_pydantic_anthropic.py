@@ -1,7 +1,7 @@
-"""Hand-made spans for the part-2 conventions: the `vercel_ai_sdk` and `langfuse_pydantic`
-sets of reference/convention-fixtures.json, the Vercel AI SDK v4/v5 attribute variations the
-spec lists, Anthropic SDK threads, and one call recorded by two libraries. Scenario as in
-test_transforms_fixtures: history "Hi, I'm Ana." / "Hi Ana! How can I help?", new input
+"""Hand-made spans for the AI SDK, Langfuse, Pydantic AI and Anthropic SDK conventions: the
+`vercel_ai_sdk` and `langfuse_pydantic` sets of reference/convention-fixtures.json, the Vercel
+AI SDK v4/v5 attribute variations the spec lists, Anthropic SDK threads, and one call recorded
+by two libraries. Scenario as in test_convention_fixtures: history "Hi, I'm Ana." / "Hi Ana! How can I help?", new input
 "What's the weather in Paris?", get_weather -> {"temp_c": 14, "conditions": "rain"}."""
 
 from __future__ import annotations
