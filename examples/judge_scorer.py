@@ -4,6 +4,12 @@ Point it at any Anthropic-compatible endpoint through the SDK's own variables:
 
     ANTHROPIC_API_KEY=sk-ant-... python examples/judge_scorer.py
     ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ANTHROPIC_API_KEY=... python examples/judge_scorer.py
+
+Test it offline with a scripted judge (no key, no network):
+
+    judge = scorers.testing.ScriptedProvider([{"relevant_statements": 1, "total_statements": 2},
+                                              "Only one statement is about the river."])
+    result = await relevance.run(run, judge_provider=judge)
 """
 
 from __future__ import annotations
