@@ -1,7 +1,14 @@
 """Pure functions: the spans of one trace -> agent scorer runs (DESIGN §3).
 
-`build_runs(trace)` is the entry point; `transforms.types` holds the plain `Span`,
-`LogEvent` and `Trace` values the collector decodes OTLP into.
+`build_runs(trace)` is the entry point, `run_roots(trace)` the cheap ready-check (which spans
+will be runs, and have they ended); `transforms.types` holds the plain `Span`, `LogEvent` and
+`Trace` values the collector decodes OTLP into; `Reason` the closed set of reason codes.
+
+Inside (private modules): `builder` runs four parts in order — `_input` (duplicates, loop
+guard, events joined to spans), `_tree` (orphans, cycles, walk order, run roots), `_calls`
+(each span's facts, calls recorded twice merged, threads stitched), `_assemble` (one run).
+`_detection` is the registry of conventions (detection, extractor, content-free mark,
+context keys); one `_<convention>.py` extractor per convention, sharing `_toolkit`.
 """
 
 from transforms._detection import detect_conventions
