@@ -92,7 +92,7 @@ def _load(config_path: Path | None) -> tuple[Any, Any]:
         config = load_config(config_path)
         specs = build_scorer_specs(config)
     except ConfigError as exc:
-        click.echo(f"scorecar: invalid configuration:\n{exc}", err=True)
+        click.echo(f"scorecar: {exc}", err=True)
         sys.exit(2)
     return config, specs
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 from urllib.parse import urlsplit, urlunsplit
 
-import yaml  # type: ignore[import-untyped,unused-ignore]
+import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,

@@ -86,9 +86,9 @@ def _table(records: Sequence[ScoreRecord], library: dict[str, str]) -> Table:
         first = next(iter(by_scorer.values()))
         cells = []
         for s in scorers:
-            r = by_scorer.get(s)
-            cells.append("" if r is None else f"{r.score:.2f}" if r.score is not None
-                         else r.status)
+            rec = by_scorer.get(s)
+            cells.append("" if rec is None else f"{rec.score:.2f}" if rec.score is not None
+                         else rec.status)
         table.add_row(library.get(first.trace_id or "", "?"),
                       str(first.entity.get("name") or first.entity_id or "?"),
                       _input_text(first), *cells)
