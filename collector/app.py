@@ -28,13 +28,14 @@ from collector.config import Config
 from collector.ingest import Ingest
 from collector.limits import LimitedProvider, TokenBudget
 from collector.ports import Overloaded
-from collector.queue import JobQueue, MemoryQueue, QueueFull, SqliteQueue
+from collector.queue import JobQueue, LiveCache, MemoryQueue, QueueFull, SqliteQueue
 from collector.receivers import GrpcReceiver, HttpReceiver
 from collector.spanlog import MemorySpanLog, SpanLog, open_spanlog
 from collector.specs import ScorerSpec
 from collector.workers import Scheduler, WorkerPool
 from exporters import JsonlSink, OtlpSink, PrometheusSink, ScoreSink
 from exporters.prometheus import Metrics
+from scorers import ScorerRun
 from scorers.judge import default_provider
 from transforms import build_runs
 
@@ -114,10 +115,12 @@ class Sidecar:
                                         requests_per_minute=j.requests_per_minute,
                                         tokens_per_minute=j.tokens_per_minute,
                                         metrics=self.metrics, budget=self.budget)
+        live = LiveCache()
         self.workers = WorkerPool(specs, self.queue, self.sinks, self.metrics,
                                   provider=self.provider, budget=self.budget,
-                                  concurrency=max(32, 2 * j.max_concurrency))
-        self.scheduler = Scheduler(specs, self.queue, self.metrics, on_jobs=self.workers.notify)
+                                  concurrency=max(32, 2 * j.max_concurrency), live=live)
+        self.scheduler = Scheduler(specs, self.queue, self.metrics, on_jobs=self.workers.notify,
+                                   live=live)
         self._deferred: list[ReadyTrace] = []
         self.grpc: GrpcReceiver | None = None
         self.http: HttpReceiver | None = None
@@ -228,32 +231,51 @@ class Sidecar:
                 log.exception("scheduling failed; will retry")
 
     def schedule_ready(self, ready: list[ReadyTrace] | None = None) -> int:
-        """Turn every ready trace into jobs now; returns the number of runs scheduled.
+        """Turn every ready trace into jobs now (one queue transaction for all of them);
+        returns the number of runs scheduled.
 
-        A trace whose jobs the queue refused (full) is kept and tried again on the next pass;
-        its spans stay in the write-ahead log until then.
+        Traces whose jobs the queue refused (full) are kept and tried again on the next pass;
+        their spans stay in the write-ahead log until then.
         """
         todo, self._deferred = self._deferred, []
         todo.extend(self.assembly.poll() if ready is None else ready)
+        if not todo:
+            return 0
+        built = [(item, self._runs_of(item)) for item in todo]
+        fresh = [r for item, runs in built if not item.late for r in runs]
+        late = [r for item, runs in built if item.late for r in runs]
+        try:
+            for runs, rescore in ((fresh, False), (late, True)):
+                if runs:
+                    self.scheduler.schedule(runs, rescore=rescore)
+        except QueueFull:
+            return self._schedule_one_by_one(built)
+        for item in todo:
+            self.ingest.release(item)
+        return len(fresh) + len(late)
+
+    def _schedule_one_by_one(self, built: list[tuple[ReadyTrace, list[ScorerRun]]]) -> int:
+        """Near a full queue: queue trace by trace what still fits, keep the rest for later."""
         count = 0
-        for i, item in enumerate(todo):
+        for i, (item, runs) in enumerate(built):
             try:
-                count += self._schedule(item)
+                if runs:
+                    self.scheduler.schedule(runs, rescore=item.late)
             except QueueFull:
-                self._deferred.extend(todo[i:])
+                self._deferred = [it for it, _ in built[i:]]
                 break
+            self.ingest.release(item)
+            count += len(runs)
         return count
 
-    def _schedule(self, ready: ReadyTrace) -> int:
+    def _runs_of(self, ready: ReadyTrace) -> list[ScorerRun]:
         built = build_runs(ready.trace)
         for reason, n in built.reasons.items():
             self.metrics.build_reasons.labels(str(reason)).inc(n)
         runs = built.runs
         if ready.roots is not None:  # a rebuild: only the runs its new spans touched
             runs = [r for r in runs if r.target is not None and r.target.span_id in ready.roots]
-        self.scheduler.schedule(runs, rescore=ready.late)
-        self.ingest.release(ready)
-        return len(runs)
+        return runs
 
     async def drain(self, timeout: float = 60.0) -> bool:
         """Wait until nothing is buffered and the queue is empty (for `demo`, `score` and

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from scorers.types import ScorerRun, score_id_for
 
@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_DONE_RETENTION",
     "Job",
     "JobQueue",
+    "LiveCache",
     "MemoryQueue",
     "QueueFull",
     "SqliteQueue",
@@ -108,6 +109,46 @@ def job_for(run: ScorerRun, scorer_id: str) -> Job:
                run_ended_at=ended.timestamp() if isinstance(ended, datetime) else None)
 
 
+class LiveCache:
+    """Objects this process already holds for queued jobs — the run it queued, the record it
+    stored — so it need not parse its own JSON back. Bounded (oldest dropped); a miss falls
+    back to the job's JSON, so a restart or an eviction only costs time.
+    """
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self.limit = limit
+        self.runs: OrderedDict[str, ScorerRun] = OrderedDict()
+        self.records: OrderedDict[str, Any] = OrderedDict()
+
+    @staticmethod
+    def _put(cache: OrderedDict[str, Any], key: str, value: Any, limit: int) -> None:
+        cache[key] = value
+        if len(cache) > limit:
+            cache.popitem(last=False)
+
+    def put_run(self, job_id: str, run: ScorerRun) -> None:
+        """Remember the run of a job just queued."""
+        self._put(self.runs, job_id, run, self.limit)
+
+    def take_run(self, job: Job) -> ScorerRun:
+        """The job's run: the object queued by this process, else decoded from its JSON."""
+        run = self.runs.pop(job.id, None)
+        return run if run is not None else job.run()
+
+    def put_record(self, job_id: str, record: Any) -> None:
+        """Remember the record of a job just scored."""
+        self._put(self.records, job_id, record, self.limit)
+
+    def record(self, job_id: str) -> Any:
+        """The record this process stored for the job, or None."""
+        return self.records.get(job_id)
+
+    def forget(self, job_ids: Iterable[str]) -> None:
+        """The jobs are acknowledged (or will be scored again): drop what is held for them."""
+        for job_id in job_ids:
+            self.records.pop(job_id, None)
+
+
 @runtime_checkable
 class JobQueue(Protocol):
     """What the scheduler and the worker pool need from a queue (all calls are short)."""
@@ -135,6 +176,10 @@ class JobQueue(Protocol):
 
     def store_result(self, job_id: str, record_json: str) -> None:
         """Keep the job's score record and release its lease (it is now due for export)."""
+        ...
+
+    def store_results(self, results: Sequence[tuple[str, str]]) -> None:
+        """`store_result` for many (job id, record JSON) pairs in one transaction."""
         ...
 
     def confirm(self, job_ids: Sequence[str], sink: str) -> None:
@@ -321,11 +366,18 @@ class SqliteQueue:
 
     def store_result(self, job_id: str, record_json: str) -> None:
         """See `JobQueue.store_result`."""
-        # One statement (atomic on its own). A job replaced while it ran (`rerun`) keeps no
-        # result: it is handed back unscored.
-        self._db.execute(
-            "UPDATE jobs SET scored=1-rerun, result_json=CASE rerun WHEN 0 THEN ? END, "
-            "leased=0, not_before=0, confirmed='[]', rerun=0 WHERE id=?", (record_json, job_id))
+        self.store_results([(job_id, record_json)])
+
+    def store_results(self, results: Sequence[tuple[str, str]]) -> None:
+        """See `JobQueue.store_results`."""
+        # A job replaced while it ran (`rerun`) keeps no result: it is handed back unscored.
+        if not results:
+            return
+        with self._tx() as db:
+            db.executemany(
+                "UPDATE jobs SET scored=1-rerun, result_json=CASE rerun WHEN 0 THEN ? END, "
+                "leased=0, not_before=0, confirmed='[]', rerun=0 WHERE id=?",
+                [(record_json, job_id) for job_id, record_json in results])
 
     def confirm(self, job_ids: Sequence[str], sink: str) -> None:
         """See `JobQueue.confirm`."""
@@ -499,6 +551,11 @@ class MemoryQueue:
                 entry.job = replace(entry.job, result_json=record_json, not_before=0.0,
                                     confirmed=frozenset())
             entry.leased = entry.rerun = False
+
+    def store_results(self, results: Sequence[tuple[str, str]]) -> None:
+        """See `JobQueue.store_results`."""
+        for job_id, record_json in results:
+            self.store_result(job_id, record_json)
 
     def confirm(self, job_ids: Sequence[str], sink: str) -> None:
         """See `JobQueue.confirm`."""

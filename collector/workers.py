@@ -30,7 +30,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from collector.limits import TokenBudget
-from collector.queue import Job, JobQueue, QueueFull, job_for
+from collector.queue import Job, JobQueue, LiveCache, QueueFull, job_for
 from collector.specs import ScorerSpec
 from exporters.prometheus import Metrics
 from exporters.sink import ScoreSink
@@ -60,11 +60,13 @@ class Scheduler:
     """
 
     def __init__(self, specs: Sequence[ScorerSpec], queue: JobQueue, metrics: Metrics, *,
-                 on_jobs: Callable[[], None] | None = None) -> None:
+                 on_jobs: Callable[[], None] | None = None,
+                 live: LiveCache | None = None) -> None:
         self.specs = list(specs)
         self.queue = queue
         self.metrics = metrics
         self.on_jobs = on_jobs
+        self.live = live
 
     def schedule(self, runs: Sequence[ScorerRun], *, rescore: bool = False) -> int:
         """Queue one job per (run, scorer) that passes the scorer's filter and sampling.
@@ -83,6 +85,7 @@ class Scheduler:
                 refused job is counted in `runs_skipped{scorer,"queue_full"}`.
         """
         jobs: list[Job] = []
+        queued_runs: list[ScorerRun] = []
         for run in runs:
             t = run.target
             self.metrics.agent_runs.labels((t.convention if t else None) or "unknown").inc()
@@ -93,6 +96,7 @@ class Scheduler:
                     self.metrics.runs_skipped.labels(spec.id, "sampled_out").inc()
                 else:
                     jobs.append(job_for(run, spec.id))
+                    queued_runs.append(run)
         if not jobs:
             return 0
         try:
@@ -104,6 +108,9 @@ class Scheduler:
             raise
         finally:
             self.metrics.queue_depth.set(self.queue.depth())
+        if queued and self.live is not None:
+            for job, run in zip(jobs, queued_runs):
+                self.live.put_run(job.id, run)
         if queued and self.on_jobs is not None:
             self.on_jobs()
         return queued
@@ -146,7 +153,8 @@ class WorkerPool:
                  concurrency: int = 32, export_batch: int = 100, backoff_initial: float = 1.0,
                  backoff_max: float = 60.0, poll_interval: float = 0.25,
                  clock: Callable[[], float] = time.time,
-                 source: Literal["LIVE", "TEST"] = "LIVE") -> None:
+                 source: Literal["LIVE", "TEST"] = "LIVE",
+                 live: LiveCache | None = None) -> None:
         if concurrency < 1 or export_batch < 1:
             raise ValueError("concurrency and export_batch must be at least 1")
         names = [sink.name for sink in sinks]
@@ -173,6 +181,9 @@ class WorkerPool:
         self._export_wake: asyncio.Event | None = None
         self._stopping = False
         self._auth_reported = False
+        self.live = live if live is not None else LiveCache()
+        self._results: list[tuple[str, str]] = []
+        self._flush_scheduled = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -214,6 +225,7 @@ class WorkerPool:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+        self._flush_results()
         if self._export_task is not None:
             self._wake_export()
             try:
@@ -281,13 +293,34 @@ class WorkerPool:
             # A fault of ours, not of the scorer's (those become failed records): try later.
             self.queue.retry_later(job.id, self.clock() + self.backoff_max)
             raise
-        self.queue.store_result(job.id, record.model_dump_json(by_alias=True))
+        # Results are stored in batches: one transaction for all the jobs that finished in this
+        # turn of the event loop, not one per job.
+        self.live.put_record(job.id, record)
+        self._results.append((job.id, record.model_dump_json(by_alias=True)))
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush_results)
+
+    def _flush_results(self) -> None:
+        self._flush_scheduled = False
+        batch, self._results = self._results, []
+        if not batch:
+            return
+        try:
+            self.queue.store_results(batch)
+        except Exception:  # e.g. the disk is full: score them again later
+            log.exception("storing %d score records failed; the jobs will run again",
+                          len(batch))
+            ids = [job_id for job_id, _ in batch]
+            self.live.forget(ids)
+            self.queue.release(ids)
+            return
         self._wake_export()
 
     async def _score(self, job: Job) -> ScoreRecord:
         spec = self.specs.get(job.scorer_id)
         try:
-            run = job.run()
+            run = self.live.take_run(job)
         except ValidationError as exc:
             run = ScorerRun(run_id=run_id_for(job.trace_id or "", job.span_id or ""),
                             target=RunTarget(trace_id=job.trace_id, span_id=job.span_id))
@@ -368,6 +401,10 @@ class WorkerPool:
         try:
             records: dict[str, ScoreRecord] = {}
             for job in jobs:
+                held = self.live.record(job.id)
+                if isinstance(held, ScoreRecord):
+                    records[job.id] = held
+                    continue
                 try:
                     records[job.id] = ScoreRecord.model_validate_json(job.result_json or "")
                 except ValidationError:
@@ -389,6 +426,7 @@ class WorkerPool:
             done = [job for job in live
                     if all(sink.name in confirmed[job.id] for sink in self.sinks)]
             self.queue.ack([job.id for job in done])
+            self.live.forget(job.id for job in done)
             wall = self.clock()
             for job in done:
                 handled.add(job.id)
