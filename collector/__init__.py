@@ -1,7 +1,7 @@
 """The process: OTLP decoding, `inspect`, the CLI (receivers, assembly, scheduling and config to
 come). Only collector/ wires the other packages together; nothing imports it."""
 
-from collector.inspect import InspectResult, UnreadableInput, inspect_files, read_otlp_file
+from collector.inspect import InspectResult, UnreadableInputError, inspect_files, read_otlp_file
 from collector.otlp import (
     Decoded,
     decode_json,
@@ -13,7 +13,7 @@ from collector.otlp import (
 __all__ = [
     "Decoded",
     "InspectResult",
-    "UnreadableInput",
+    "UnreadableInputError",
     "decode_json",
     "decode_json_bytes",
     "decode_logs_protobuf",

@@ -37,11 +37,11 @@ def inspect_command(files: tuple[Path, ...]) -> None:
     one document. All files are grouped by trace id together. Summary and reason counts go
     to stderr. Exit 0 even with no runs; 2 when a file cannot be read.
     """
-    from collector.inspect import UnreadableInput, inspect_files, write_report
+    from collector.inspect import UnreadableInputError, inspect_files, write_report
 
     try:
         result = inspect_files(files)
-    except UnreadableInput as exc:
+    except UnreadableInputError as exc:
         click.echo(f"scorecar inspect: cannot read {exc}", err=True)
         sys.exit(2)
     write_report(result, sys.stdout, sys.stderr)
@@ -179,7 +179,7 @@ def score_command(files: tuple[Path, ...], config_path: Path | None, output: Pat
     """Score the agent runs in OTLP JSON FILES offline, writing one score record per
     (run, scorer) as JSON lines (source TEST). Scorers come from the config's `scorers:`
     (default: the built-in code scorers of `scorecar demo`)."""
-    from collector.inspect import UnreadableInput
+    from collector.inspect import UnreadableInputError
     from collector.offline import score_files
 
     config, specs = _load(config_path)
@@ -199,7 +199,7 @@ def score_command(files: tuple[Path, ...], config_path: Path | None, output: Pat
                 result = asyncio.run(score_files(files, specs, out, provider=provider,
                                                  concurrency=config.judge.max_concurrency,
                                                  progress=not no_progress))
-    except UnreadableInput as exc:
+    except UnreadableInputError as exc:
         click.echo(f"scorecar score: cannot read {exc}", err=True)
         sys.exit(2)
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(result.statuses.items())) or "no records"

@@ -21,16 +21,12 @@ from scorers.errors import ScorecarError
 from scorers.types import ScorerRun
 from transforms import build_runs, group_traces
 
-__all__ = ["InspectResult", "UnreadableInput", "UnreadableInputError", "inspect_files",
+__all__ = ["InspectResult", "UnreadableInputError", "inspect_files",
            "read_otlp_file", "write_report"]
 
 
 class UnreadableInputError(ScorecarError):
     """A file could not be read at all (missing, a directory, permission denied, not OTLP JSON)."""
-
-
-UnreadableInput = UnreadableInputError
-"""The former name, kept while `collector/cli.py` and `collector/__init__.py` import it."""
 
 
 @dataclass(slots=True)

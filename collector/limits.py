@@ -16,13 +16,11 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Literal
 
-import anthropic
 from aiolimiter import AsyncLimiter
 
 from exporters.prometheus import Metrics
 from scorers.errors import JudgeAuthError, JudgeRequestError, JudgeUnavailableError
 from scorers.judge import JudgeProvider, JudgeReply, JudgeRequest
-from scorers.processors import is_auth_error, is_provider_retryable
 
 __all__ = ["LimitedProvider", "Outcome", "TokenBudget", "classify_error", "estimate_tokens"]
 
@@ -101,11 +99,12 @@ def classify_error(exc: BaseException) -> Outcome:
     retryable (408, 409, 429, 5xx, connection errors, timeouts); `refused`: the provider refused
     the request itself (other 4xx); `error`: anything else.
     """
-    if isinstance(exc, JudgeAuthError) or is_auth_error(exc):
+    # Providers raise the scorers.errors tree themselves (SDK errors are their __cause__).
+    if isinstance(exc, JudgeAuthError):
         return "auth"
-    if isinstance(exc, JudgeUnavailableError) or is_provider_retryable(exc):
+    if isinstance(exc, JudgeUnavailableError) or getattr(exc, "retryable", False):
         return "retryable"
-    if isinstance(exc, (JudgeRequestError, anthropic.APIStatusError)):
+    if isinstance(exc, JudgeRequestError):
         return "refused"
     return "error"
 
