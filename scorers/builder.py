@@ -106,6 +106,15 @@ class _Step:
     definition: StepFunction | PromptStep
 
 
+def _private_copy(run: ScorerRun) -> ScorerRun:
+    """A copy of `run` that shares no list or dict with it (steps may mutate what they get).
+
+    Dumping and validating again runs in pydantic-core and is several times faster than
+    `model_copy(deep=True)`, whose `copy.deepcopy` walks every value in Python.
+    """
+    return type(run).model_validate(run.model_dump(round_trip=True))
+
+
 @dataclass(frozen=True)
 class Scorer:
     """A configured scorer. Build one with `create_scorer`; every step method returns a new one.
@@ -201,10 +210,10 @@ class Scorer:
         if not any(s.name == "generate_score" for s in self.steps):
             raise ScorerError(f"scorer {self.id!r} has no generate_score step")
         if isinstance(run, ScorerRun):
-            original = run.model_copy(deep=True)
+            original = _private_copy(run)
         else:
             try:
-                original = ScorerRun.model_validate(dict(run)).model_copy(deep=True)
+                original = _private_copy(ScorerRun.model_validate(dict(run)))
             except (ValidationError, TypeError, ValueError) as exc:
                 raise ScorerError(f"scorer {self.id!r}: the run is not a valid ScorerRun: "
                                   f"{exc}") from exc
@@ -214,7 +223,7 @@ class Scorer:
                 value = self.prepare_run(original)
                 if inspect.isawaitable(value):
                     value = await value
-                prepared = _as_run(value).model_copy(deep=True)
+                prepared = _private_copy(_as_run(value))
             except Exception as exc:
                 raise ScorerRunError(str(exc) or type(exc).__name__, scorer_id=self.id,
                                      failed_step="prepare_run", completed_steps=[],
