@@ -226,11 +226,11 @@ class Sidecar:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=min(timeout, 0.5))
             try:
-                self.schedule_ready()
+                await self.schedule_ready()
             except Exception:  # noqa: BLE001 - the loop must survive anything one trace does
                 log.exception("scheduling failed; will retry")
 
-    def schedule_ready(self, ready: list[ReadyTrace] | None = None) -> int:
+    async def schedule_ready(self, ready: list[ReadyTrace] | None = None) -> int:
         """Turn every ready trace into jobs now (one queue transaction for all of them);
         returns the number of runs scheduled.
 
@@ -241,7 +241,9 @@ class Sidecar:
         todo.extend(self.assembly.poll() if ready is None else ready)
         if not todo:
             return 0
-        built = [(item, self._runs_of(item)) for item in todo]
+        # Run building is the heaviest pure-Python step: in a thread, the event loop keeps
+        # answering receivers in between (the GIL switches every few milliseconds).
+        built = await asyncio.to_thread(lambda: [(item, self._runs_of(item)) for item in todo])
         fresh = [r for item, runs in built if not item.late for r in runs]
         late = [r for item, runs in built if item.late for r in runs]
         try:
@@ -282,7 +284,7 @@ class Sidecar:
         tests). Buffered traces are handed over at once, without waiting for readiness."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            self.schedule_ready(self.assembly.flush())
+            await self.schedule_ready(self.assembly.flush())
             if self.assembly.pending_traces == 0 and not self._deferred and \
                     self.queue.depth() == 0:
                 return True
