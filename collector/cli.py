@@ -150,8 +150,11 @@ async def _serve(config: Any, specs: Any, grace: float) -> None:
 @click.option("--once", is_flag=True, help="Exit after printing the scores.")
 @click.option("--protocol", type=click.Choice(["grpc", "http"]), default="grpc",
               show_default=True, help="How the demo agents export to the sidecar.")
+@click.option("--records", "records_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Keep the score records (JSON lines) in this file.")
 @_log_options
-def demo_command(once: bool, protocol: str, log_format: str, log_level: str) -> None:
+def demo_command(once: bool, protocol: str, records_path: Path | None, log_format: str,
+                 log_level: str) -> None:
     """Start the sidecar on free loopback ports, send it real agent traces from six
     instrumentation libraries through the OpenTelemetry exporter, and print the scores.
     No API key needed."""
@@ -161,7 +164,7 @@ def demo_command(once: bool, protocol: str, log_format: str, log_level: str) -> 
     setup_logging("warning" if log_level == "info" else log_level,
                   "json" if log_format == "json" else "text")
     try:
-        code = asyncio.run(run_demo(once=once, protocol=protocol))
+        code = asyncio.run(run_demo(once=once, protocol=protocol, records_path=records_path))
     except KeyboardInterrupt:
         code = 0
     sys.exit(code)

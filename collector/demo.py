@@ -95,12 +95,24 @@ def _table(records: Sequence[ScoreRecord], library: dict[str, str]) -> Table:
     return table
 
 
-async def run_demo(*, once: bool, protocol: str = "grpc", out: IO[str] | None = None) -> int:
-    """Run the demo; returns the process exit code (0: every run was scored)."""
+async def run_demo(*, once: bool, protocol: str = "grpc", out: IO[str] | None = None,
+                   records_path: Path | None = None) -> int:
+    """Run the demo; returns the process exit code (0: every run was scored).
+
+    Args:
+        once: exit after the table instead of keeping `/metrics` up until Ctrl-C.
+        protocol: how the demo agents export (`grpc` or `http`).
+        out: where the table goes (stdout by default).
+        records_path: keep the score records (JSON lines) there; by default they live in a
+            temporary directory removed at exit.
+    """
     console = Console(file=out, width=140)
     with_judge = bool(os.environ.get("ANTHROPIC_API_KEY"))
     with tempfile.TemporaryDirectory(prefix="scorecar-demo-") as tmp:
-        jsonl = Path(tmp) / "scores.jsonl"
+        jsonl = records_path or Path(tmp) / "scores.jsonl"
+        if records_path is not None:
+            records_path.parent.mkdir(parents=True, exist_ok=True)
+            records_path.unlink(missing_ok=True)
         config = demo_config(Path(tmp) / "data", jsonl)
         sidecar = Sidecar(config, demo_specs(with_judge))
         ports = await sidecar.start()
@@ -126,9 +138,11 @@ async def run_demo(*, once: bool, protocol: str = "grpc", out: IO[str] | None = 
                        for line in jsonl.read_text(encoding="utf-8").splitlines() if line]
             console.print(_table(records, library))
             failed = sum(r.status == "failed" for r in records)
-            console.print(f"{len(records)} score records ({failed} failed); every record is in "
-                          f"{jsonl.name} and on /metrics as scorecar_score / "
-                          f"scorecar_scorer_runs_total.")
+            where = (f"in {records_path}" if records_path is not None
+                     else "kept with --records FILE")
+            console.print(f"{len(records)} score records ({failed} failed): JSON lines {where}; "
+                          "counted on /metrics as scorecar_score and "
+                          "scorecar_scorer_runs_total.")
             if not with_judge:
                 console.print("Set ANTHROPIC_API_KEY to also run the "
                               f"{JUDGE_SCORER} LLM-judge scorer.")
