@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -39,14 +40,31 @@ def test_redactor_command_prints_the_readme_line() -> None:
     assert done.stdout.strip() == expected.strip()
 
 
-def test_first_command_is_the_inspect_of_a_shipped_trace() -> None:
+def test_first_command_runs_the_demo_and_prints_the_readme_table() -> None:
     first = re.search(r"```bash\n(.*?)\n", README)
     assert first, "README must start with its two commands"
-    trace = re.search(r"scorecar inspect (\S+)", first.group(1))
-    assert trace and (ROOT / trace.group(1)).is_file()
-    done = subprocess.run([sys.executable, "-m", "collector.cli", "inspect", trace.group(1)],
+    assert "scorecar demo --once" in first.group(1)
+    env = {k: v for k, v in os.environ.items()
+           if k != "ANTHROPIC_API_KEY" and not k.startswith("OTEL_")}
+    done = subprocess.run([sys.executable, "-m", "collector.cli", "demo", "--once"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = re.search(r"```console\n\$ scorecar demo --once\n(.*?)```", README, re.S)
+    assert shown, "README lost the demo's output"
+    rows = [line for line in shown.group(1).splitlines() if line.startswith(("┃", "│"))]
+    assert len(rows) == 12  # the header and one row per agent run of the six libraries
+    assert rows == [line for line in done.stdout.splitlines() if line.startswith(("┃", "│"))]
+    assert "44 score records (0 failed)" in done.stdout
+
+
+def test_inspect_example_prints_the_readme_summary() -> None:
+    summary = re.search(r"\$ scorecar inspect (\S+) \| jq[^\n]*\n(scorecar inspect: [^\n]*)\n",
+                        README)
+    assert summary, "README lost the inspect example"
+    trace, line = summary.groups()
+    done = subprocess.run([sys.executable, "-m", "collector.cli", "inspect", trace],
                           capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    summary = re.search(r"\$ scorecar inspect \S+ > runs.jsonl\n(.*?)\n", README)
-    assert summary and summary.group(1) in done.stderr
+    assert line in done.stderr
     assert len(done.stdout.splitlines()) == 2
