@@ -373,8 +373,7 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     target = RunTarget(
         trace_id=trace_id, span_id=root, entity_type="agent_run", entity_id=entity_id,
         entity_name=entity_name,
-        conversation_id=next(filter(None, map(conversation_id, owned_spans)), None),
-        resource_id=next(filter(None, map(resource_id, owned_spans)), None),
+        conversation_id=conversation_id(owned_spans), resource_id=resource_id(owned_spans),
         convention=rf.convention, resource=_jsonable(rs.resource), started_at=started,
         ended_at=ended, derived=sorted(set(derived), key=_DERIVED_ORDER.index), truncated=truncated,
         content_captured=not (redacted or capture_off),

@@ -7,9 +7,9 @@ test) and which extractor reads it. A new convention is one module and one entry
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, overload
 
 from transforms import (
     _anthropic,
@@ -86,10 +86,14 @@ _CONTEXT_PREFIXES = tuple(p for c in _CONTEXTS for p in c.prefixes)
 _CONTEXT_MAPS = tuple(k for c in _CONTEXTS for k in c.maps)
 
 
-def _prefix_hits(span: Span) -> set[str]:
-    hits: set[str] = set()
+_NO_HITS: frozenset[str] = frozenset()
+
+
+def _prefix_hits(span: Span) -> frozenset[str] | set[str]:
+    hits: frozenset[str] | set[str] = _NO_HITS
     for k in span.attributes:  # one pass over the keys for every prefix test
         if k.startswith(_ANY_PREFIX):  # one C call for the common miss
+            hits = set(hits)
             hits.update(c.name for c in CONVENTIONS if c.prefixes and k.startswith(c.prefixes))
     return hits
 
@@ -105,51 +109,59 @@ def detect_conventions(span: Span) -> list[str]:
             if c.name in hits or (c.matches is not None and c.matches(span))]
 
 
-_T = TypeVar("_T")
 _READS_FIRST = tuple(c for c in CONVENTIONS if c.reads_first is not None)
 
 
-def _readers(span: Span) -> Iterator[Convention]:
-    """The conventions that may read a span, in the order they are asked (lazily: the first
-    one usually reads it)."""
+@overload
+def _first_read(span: Span, marks: Literal[False]) -> SpanFacts | None: ...
+@overload
+def _first_read(span: Span, marks: Literal[True]) -> Mark | None: ...
+def _first_read(span: Span, marks: bool) -> SpanFacts | Mark | None:
+    """What the first convention that reads `span` says: its mark, or its facts. Asked in
+    order: a convention that reads the span first, then every convention the span shows."""
     for c in _READS_FIRST:
         assert c.reads_first is not None
         if c.reads_first(span):
-            yield c
+            return c.mark(span) if marks else c.extract(span)
     hits = _prefix_hits(span)
     for c in CONVENTIONS:
         if c.name in hits or (c.matches is not None and c.matches(span)):
-            yield c
-
-
-def _first_read(span: Span, read: Callable[[Convention, Span], _T | None]) -> _T | None:
-    for c in _readers(span):
-        out = read(c, span)
-        if out is not None:
-            return out
+            out = c.mark(span) if marks else c.extract(span)
+            if out is not None:
+                return out
     return None
 
 
 def extract_span(span: Span) -> SpanFacts | None:
     """The facts of one span, read by the first convention it shows (or one that reads it
     first); None for a span no convention claims (HTTP server spans and the like)."""
-    return _first_read(span, lambda c, s: c.extract(s))
+    return _first_read(span, False)
 
 
 def mark_span(span: Span) -> Mark | None:
     """What `extract_span(span)` would say the span is (role, agent identity), without
     reading its content; None when no convention claims it."""
-    return _first_read(span, lambda c, s: c.mark(s))
+    return _first_read(span, True)
 
 
-def conversation_id(span: Span) -> str | None:
-    """The conversation (thread, session) id a span records, by any convention's keys."""
-    return first_attr(span.attributes, _CONVERSATION_KEYS)
+def conversation_id(spans: Iterable[Span]) -> str | None:
+    """The conversation (thread, session) id the first of `spans` that records one records,
+    by any convention's keys."""
+    return _first_of(spans, _CONVERSATION_KEYS)
 
 
-def resource_id(span: Span) -> str | None:
-    """The resource (user) id a span records, by any convention's keys."""
-    return first_attr(span.attributes, _RESOURCE_KEYS)
+def resource_id(spans: Iterable[Span]) -> str | None:
+    """The resource (user) id the first of `spans` that records one records, by any
+    convention's keys."""
+    return _first_of(spans, _RESOURCE_KEYS)
+
+
+def _first_of(spans: Iterable[Span], keys: tuple[str, ...]) -> str | None:
+    for s in spans:
+        found = first_attr(s.attributes, keys)
+        if found is not None:
+            return found
+    return None
 
 
 def request_context(span: Span) -> dict[str, Any]:

@@ -505,11 +505,11 @@ def json_attr(facts: SpanFacts, value: Any, *, text_ok: bool = True) -> tuple[An
     """
     if value is None:
         return None, False
+    parsed = parse_json_attr(value)
+    if parsed.ok:  # no placeholder parses as JSON: checked only when the value did not
+        return parsed.value, True
     if flag_redacted(facts, value):
         return None, False
-    parsed = parse_json_attr(value)
-    if parsed.ok:
-        return parsed.value, True
     if parsed.truncated:
         facts.truncated = True
         facts.reasons.append(Reason.TRUNCATED_JSON)

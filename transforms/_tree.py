@@ -4,7 +4,7 @@ root owns. `build_runs` and the cheap `run_roots` share it, so they agree on the
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -32,7 +32,7 @@ class SpanTree:
 
 def build_tree(spans: Mapping[str, Span], reasons: Counter[str]) -> SpanTree:
     """The tree of `spans` (by id); orphans, cycles and a missing root are counted."""
-    children: dict[str, list[str]] = {}
+    children: defaultdict[str, list[str]] = defaultdict(list)
     roots: list[str] = []
     true_roots = 0
     for sid, s in spans.items():
@@ -47,7 +47,7 @@ def build_tree(spans: Mapping[str, Span], reasons: Counter[str]) -> SpanTree:
             reasons[Reason.ORPHAN] += 1
             roots.append(sid)
         else:
-            children.setdefault(p, []).append(sid)
+            children[p].append(sid)
     if spans and true_roots == 0:
         reasons[Reason.NO_ROOT] += 1
 

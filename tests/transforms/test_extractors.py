@@ -167,7 +167,7 @@ def test_context_keys_are_read_on_any_span() -> None:
                       "traceloop.association.properties.session_id": "s1",
                       "traceloop.association.properties.user_id": "u1",
                       "ai.telemetry.metadata.tier": "gold", "metadata": '{"team": "blue"}'})
-    assert (conversation_id(s), resource_id(s)) == ("s1", "u1")
+    assert (conversation_id([s]), resource_id([s])) == ("s1", "u1")
     assert request_context(s) == {"session_id": "s1", "user_id": "u1", "tier": "gold",
                                   "team": "blue"}
 
