@@ -111,17 +111,19 @@ class Sidecar:
         self.ingest = Ingest(self.spanlog, self.assembly, self.metrics, capacity=self._capacity)
         j = config.judge
         self.budget = TokenBudget(j.daily_token_budget)
-        self.provider = LimitedProvider(default_provider(), max_concurrency=j.max_concurrency,
-                                        requests_per_minute=j.requests_per_minute,
-                                        tokens_per_minute=j.tokens_per_minute,
-                                        metrics=self.metrics, budget=self.budget)
+        self.provider = LimitedProvider(
+            default_provider(), max_concurrency=j.max_concurrency,
+            requests_per_minute=j.requests_per_minute, tokens_per_minute=j.tokens_per_minute,
+            metrics=self.metrics, budget=self.budget,
+            api_key=j.api_key.get_secret_value() if j.api_key is not None else None,
+            base_url=j.base_url)
         live = LiveCache()
         self.workers = WorkerPool(specs, self.queue, self.sinks, self.metrics,
                                   provider=self.provider, budget=self.budget,
                                   concurrency=max(32, 2 * j.max_concurrency), live=live)
         self.scheduler = Scheduler(specs, self.queue, self.metrics, on_jobs=self.workers.notify,
                                    live=live)
-        self._deferred: list[ReadyTrace] = []
+        self._deferred: list[tuple[ReadyTrace, list[ScorerRun]]] = []
         self.grpc: GrpcReceiver | None = None
         self.http: HttpReceiver | None = None
         r = config.receivers
@@ -234,38 +236,53 @@ class Sidecar:
         """Turn every ready trace into jobs now (one queue transaction for all of them);
         returns the number of runs scheduled.
 
-        Traces whose jobs the queue refused (full) are kept and tried again on the next pass;
-        their spans stay in the write-ahead log until then.
+        Traces whose jobs the queue refused (full) are held with their runs and offered again
+        on later passes, without being built or counted again; their spans stay in the
+        write-ahead log until then.
         """
-        todo, self._deferred = self._deferred, []
-        todo.extend(self.assembly.poll() if ready is None else ready)
-        if not todo:
+        held, self._deferred = self._deferred, []
+        new = self.assembly.poll() if ready is None else ready
+        if not held and not new:
             return 0
         # Run building is the heaviest pure-Python step: in a thread, the event loop keeps
         # answering receivers in between (the GIL switches every few milliseconds).
-        built = await asyncio.to_thread(lambda: [(item, self._runs_of(item)) for item in todo])
+        built = await asyncio.to_thread(lambda: [(item, self._runs_of(item)) for item in new])
+        count = self._schedule_each(held, count_refusal=False) if held else 0
+        if self._deferred:  # the queue is still full: the new traces go one by one
+            return count + self._schedule_each(built, count_refusal=True)
         fresh = [r for item, runs in built if not item.late for r in runs]
         late = [r for item, runs in built if item.late for r in runs]
+        fresh_queued = False  # (put_many is all or nothing)
         try:
-            for runs, rescore in ((fresh, False), (late, True)):
-                if runs:
-                    self.scheduler.schedule(runs, rescore=rescore)
-        except QueueFull:
-            return self._schedule_one_by_one(built)
-        for item in todo:
+            if fresh:
+                self.scheduler.schedule(fresh, count_refusal=False)
+            fresh_queued = True
+            if late:
+                self.scheduler.schedule(late, rescore=True, count_refusal=False)
+        except QueueFull:  # near full: queue what fits, trace by trace
+            rest = built
+            if fresh_queued:
+                for item, _ in built:
+                    if not item.late:
+                        self.ingest.release(item)
+                count += len(fresh)
+                rest = [(i, r) for i, r in built if i.late]
+            return count + self._schedule_each(rest, count_refusal=True)
+        for item, _ in built:
             self.ingest.release(item)
-        return len(fresh) + len(late)
+        return count + len(fresh) + len(late)
 
-    def _schedule_one_by_one(self, built: list[tuple[ReadyTrace, list[ScorerRun]]]) -> int:
-        """Near a full queue: queue trace by trace what still fits, keep the rest for later."""
+    def _schedule_each(self, built: list[tuple[ReadyTrace, list[ScorerRun]]], *,
+                       count_refusal: bool) -> int:
+        """Queue trace by trace; hold the traces the queue has no room for."""
         count = 0
-        for i, (item, runs) in enumerate(built):
+        for item, runs in built:
             try:
                 if runs:
-                    self.scheduler.schedule(runs, rescore=item.late)
+                    self.scheduler.schedule(runs, rescore=item.late, count_refusal=count_refusal)
             except QueueFull:
-                self._deferred = [it for it, _ in built[i:]]
-                break
+                self._deferred.append((item, runs))
+                continue
             self.ingest.release(item)
             count += len(runs)
         return count

@@ -225,7 +225,9 @@ def _limited_provider(config: Any) -> Any:
     j = config.judge
     return LimitedProvider(default_provider(), max_concurrency=j.max_concurrency,
                            requests_per_minute=j.requests_per_minute,
-                           tokens_per_minute=j.tokens_per_minute, metrics=Metrics())
+                           tokens_per_minute=j.tokens_per_minute, metrics=Metrics(),
+                           api_key=j.api_key.get_secret_value() if j.api_key else None,
+                           base_url=j.base_url)
 
 
 if __name__ == "__main__":  # python -m collector.cli

@@ -72,10 +72,12 @@ class Ingest:
         """Refuse before decoding when the buffers or the app's limits are full.
 
         Raises:
-            Overloaded: `too_many_pending` (buffered spans at `max_pending_spans`), or what
-                `capacity()` returned.
+            Overloaded: `too_many_pending` (buffered spans at `max_pending_spans` or traces at
+                `max_traces`), or what `capacity()` returned.
         """
-        if self.assembly.pending_spans >= self.assembly.max_pending_spans:
+        # Refusing (retryably) beats accepting and then evicting what was acknowledged.
+        if self.assembly.pending_spans >= self.assembly.max_pending_spans or \
+                self.assembly.pending_traces >= self.assembly.max_traces:
             raise Overloaded("too_many_pending", self._retry_after)
         if self._capacity is not None:
             refusal = self._capacity()

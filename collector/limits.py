@@ -9,6 +9,7 @@ judge's error processors are separate calls, so each one waits for its own turn 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import time
@@ -125,13 +126,17 @@ class LimitedProvider:
         clock: the current time for the budget's UTC day (injected in tests).
         budget: a `TokenBudget` to charge instead of one built from `daily_token_budget`
             (share it with the `WorkerPool`).
+        api_key: the `judge:` block's key, used by every call whose scorer's `Judge` sets none
+            (user scorers loaded by import path get the sidecar's credentials this way).
+        base_url: likewise for the endpoint.
     """
 
     def __init__(self, inner: JudgeProvider, *, max_concurrency: int = 8,
                  requests_per_minute: float | None = 600, tokens_per_minute: float | None = None,
                  metrics: Metrics, daily_token_budget: int | None = None,
                  clock: Callable[[], datetime] = _utcnow,
-                 budget: TokenBudget | None = None) -> None:
+                 budget: TokenBudget | None = None, api_key: str | None = None,
+                 base_url: str | None = None) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self.inner = inner
@@ -143,6 +148,8 @@ class LimitedProvider:
                           if requests_per_minute else None)
         self._tokens = AsyncLimiter(tokens_per_minute, 60.0) if tokens_per_minute else None
         self._token_debt = 0.0
+        self._api_key = api_key
+        self._base_url = base_url
 
     async def _acquire_tokens(self, estimate: int) -> float:
         assert self._tokens is not None
@@ -153,6 +160,12 @@ class LimitedProvider:
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """Wait for a concurrency slot and both buckets, then make the call and count it."""
+        if (request.api_key is None and self._api_key is not None) or \
+                (request.base_url is None and self._base_url is not None):
+            request = dataclasses.replace(
+                request, api_key=request.api_key if request.api_key is not None
+                else self._api_key,
+                base_url=request.base_url if request.base_url is not None else self._base_url)
         model = request.model
         async with self._semaphore:
             if self._requests is not None:

@@ -23,6 +23,7 @@ import contextlib
 import logging
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -68,46 +69,58 @@ class Scheduler:
         self.on_jobs = on_jobs
         self.live = live
 
-    def schedule(self, runs: Sequence[ScorerRun], *, rescore: bool = False) -> int:
+    def schedule(self, runs: Sequence[ScorerRun], *, rescore: bool = False,
+                 count_refusal: bool = True) -> int:
         """Queue one job per (run, scorer) that passes the scorer's filter and sampling.
+
+        The runs, and the ones filtered or sampled out, are counted once they are queued, so
+        runs held back by a full queue and offered again are counted once.
 
         Args:
             runs: runs of ready traces.
             rescore: the runs were rebuilt after late spans: queue their jobs again under the
                 same score ids, even when already scored (the new score replaces the old one
                 downstream).
+            count_refusal: count the jobs in `runs_skipped{scorer,"queue_full"}` if the queue
+                refuses them (off when they were counted at an earlier refusal, or when the
+                caller tries a batch first and then trace by trace).
 
         Returns:
             How many jobs were queued (jobs already queued or recently done are not counted).
 
         Raises:
-            QueueFull: the queue is at `max_jobs`; nothing of these runs was queued, and every
-                refused job is counted in `runs_skipped{scorer,"queue_full"}`.
+            QueueFull: the queue is at `max_jobs`; nothing of these runs was queued.
         """
         jobs: list[Job] = []
         queued_runs: list[ScorerRun] = []
+        skipped: Counter[tuple[str, str]] = Counter()
         for run in runs:
             t = run.target
-            self.metrics.agent_runs.labels((t.convention if t else None) or "unknown").inc()
             for spec in self.specs:
                 if not spec.filter.matches(run):
-                    self.metrics.runs_skipped.labels(spec.id, "filtered").inc()
+                    skipped[spec.id, "filtered"] += 1
                 elif not is_sampled(spec.sampling, t.trace_id if t else None, run.run_id):
-                    self.metrics.runs_skipped.labels(spec.id, "sampled_out").inc()
+                    skipped[spec.id, "sampled_out"] += 1
                 else:
                     jobs.append(job_for(run, spec.id))
                     queued_runs.append(run)
-        if not jobs:
-            return 0
-        try:
-            queued = self.queue.put_many(jobs, replace=rescore)
-        except QueueFull as exc:
-            for job in jobs:
-                self.metrics.runs_skipped.labels(job.scorer_id, "queue_full").inc()
-            log.warning("%s", exc)
-            raise
-        finally:
-            self.metrics.queue_depth.set(self.queue.depth())
+        queued = 0
+        if jobs:
+            try:
+                queued = self.queue.put_many(jobs, replace=rescore)
+            except QueueFull as exc:
+                if count_refusal:
+                    for job in jobs:
+                        self.metrics.runs_skipped.labels(job.scorer_id, "queue_full").inc()
+                    log.warning("%s; held until there is room", exc)
+                raise
+            finally:
+                self.metrics.queue_depth.set(self.queue.depth())
+        for run in runs:
+            t = run.target
+            self.metrics.agent_runs.labels((t.convention if t else None) or "unknown").inc()
+        for (scorer_id, reason), n in skipped.items():
+            self.metrics.runs_skipped.labels(scorer_id, reason).inc(n)
         if queued and self.live is not None:
             for job, run in zip(jobs, queued_runs):
                 self.live.put_run(job.id, run)
