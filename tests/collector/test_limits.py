@@ -143,3 +143,31 @@ async def test_outcomes_are_classified_from_real_sdk_errors(fake_anthropic: Fake
     assert counts == {"ok": 1, "retryable": 1, "auth": 1, "refused": 1, "error": 0}
     assert sample(metrics, "scorecar_judge_request_duration_seconds_count", model=MODEL) == 4
     assert sample(metrics, "scorecar_judge_tokens_total", model=MODEL, type="input") == 11
+
+
+async def test_judge_block_credentials_reach_scorers_without_their_own(
+        fake_anthropic: FakeAnthropic) -> None:
+    """A user scorer's `Judge(instructions=…)` sets no key or URL: the sidecar's judge block
+    supplies them (and never overrides a scorer that sets its own)."""
+    from scorers import Judge, PromptStep, create_scorer, use_judge_provider
+
+    scorer = create_scorer(id="mine", description="d", judge=Judge(instructions="Rate it.")) \
+        .generate_score(PromptStep(description="score", create_prompt=lambda run, results: "x"))
+    limited = LimitedProvider(default_provider(), metrics=Metrics(),
+                              api_key="sk-block-key", base_url=fake_anthropic.base_url)
+    with use_judge_provider(limited):
+        result = await scorer.run({"input": {"inputMessages": []}, "output": []})
+    assert result.score == 1.0
+    [sent] = fake_anthropic.message_requests
+    assert "sk-block-key" in (sent.headers.get("x-api-key"), sent.headers.get("authorization", "")[7:])
+
+    fake_anthropic.clear()
+    own = create_scorer(id="own", description="d",
+                        judge=Judge(instructions="Rate it.", api_key="sk-own-key",
+                                    base_url=fake_anthropic.base_url)) \
+        .generate_score(PromptStep(description="score", create_prompt=lambda run, results: "x"))
+    with use_judge_provider(LimitedProvider(default_provider(), metrics=Metrics(),
+                                            api_key="sk-block-key", base_url="http://unused")):
+        await own.run({"input": {"inputMessages": []}, "output": []})
+    [sent] = fake_anthropic.message_requests
+    assert "sk-own-key" in (sent.headers.get("x-api-key"), sent.headers.get("authorization", "")[7:])
