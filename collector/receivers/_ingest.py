@@ -14,6 +14,7 @@ from typing import Literal
 from collector.otlp import Decoded, decode_json, decode_logs_protobuf, decode_traces_protobuf
 from collector.ports import BodyKind, Overloaded, SpanSink
 from exporters.prometheus import Metrics
+from transforms.reasons import Reason
 
 __all__ = ["Accepted", "Refused", "ingest", "refuse"]
 
@@ -21,10 +22,13 @@ log = logging.getLogger("scorecar.receivers")
 
 # Reasons in `Decoded.refused` that dropped a span or log record. The others (`too_deep`,
 # `invalid_utf8`) only altered a value: the item was kept, so the answer carries a warning.
-_DROPPING = frozenset({"bad_trace_id", "bad_span_id", "bad_parent_id", "log_without_trace",
-                       "not_otlp"})
+_DROPPING = frozenset({Reason.BAD_TRACE_ID, Reason.BAD_SPAN_ID, Reason.BAD_PARENT_ID,
+                       Reason.LOG_WITHOUT_TRACE, Reason.NOT_OTLP})
+# Reasons that refuse a request whole.
+_MALFORMED = (Reason.MALFORMED_PROTOBUF, Reason.MALFORMED_JSON)
 _MAX_MESSAGE = 1000
-# Exceptions a decoder raises on input of the wrong shape (e.g. `{"resourceSpans": 5}`).
+# The decoders refuse wrong shapes (`{"resourceSpans": 5}`) as `malformed_json` themselves; this
+# is only a backstop so that a decoder bug still answers 400, not 500.
 _SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError, RecursionError)
 
 Status = Literal["malformed", "oversized", "unsupported", "overloaded", "internal"]
@@ -76,8 +80,8 @@ def _decode_json_request(body: bytes, logs: bool) -> Decoded:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        out.refuse("invalid_utf8", f"request body is not valid UTF-8 ({exc.reason} at byte "
-                                   f"{exc.start}); bad bytes replaced")
+        out.refuse(Reason.INVALID_UTF8, f"request body is not valid UTF-8 ({exc.reason} at "
+                                        f"byte {exc.start}); bad bytes replaced")
         text = body.decode("utf-8", errors="replace")
     try:
         doc = json.loads(text)
@@ -113,8 +117,11 @@ def _decode(body: bytes, kind: BodyKind) -> Decoded:
         raise
     except _SHAPE_ERRORS as exc:
         raise ValueError(f"not an OTLP request: a field has the wrong type ({exc})") from None
-    if decoded.refused["malformed_protobuf"] or decoded.refused["malformed_json"]:
-        raise ValueError(decoded.errors[0] if decoded.errors else "request did not parse")
+    for reason in _MALFORMED:
+        if decoded.refused[reason]:
+            # That refusal's message (an `invalid_utf8` warning may come before it).
+            raise ValueError(next((e for e in decoded.errors if e.startswith(f"{reason}: ")),
+                                  "request did not parse"))
     return decoded
 
 

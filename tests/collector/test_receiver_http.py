@@ -193,7 +193,7 @@ async def test_bodies_over_a_few_mib_are_accepted(rx: Running) -> None:
     (b"\x0a\xff\xff\xff", PB, "did not parse"),
     (b"{not json", JSON, "not JSON"),
     (b"[1, 2]", JSON, "object"),
-    (b'{"resourceSpans": 5}', JSON, "wrong type"),
+    (b'{"resourceSpans": 5}', JSON, "resourceSpans: expected an array, got a number"),
 ])
 async def test_a_malformed_body_is_400_with_a_status_in_the_request_encoding(
         rx: Running, body: bytes, content_type: str, says: str) -> None:
@@ -202,6 +202,61 @@ async def test_a_malformed_body_is_400_with_a_status_in_the_request_encoding(
     st = _status(answer, content_type)
     assert st.code == code_pb2.INVALID_ARGUMENT and says in st.message
     assert rx.refused("malformed") == 1 and rx.sink.calls == []
+
+
+AT = "resourceSpans[0].scopeSpans[0].spans[1]"
+
+
+@pytest.mark.parametrize(("fields", "says"), [
+    ({"traceId": 5}, f"{AT}.traceId: expected a hex string, got a number"),
+    ({"name": {"text": "chat"}}, f"{AT}.name: expected a string, got an object"),
+    ({"startTimeUnixNano": "yesterday"},
+     f'{AT}.startTimeUnixNano: expected a uint64 (a JSON number or a decimal string), '
+     'got the string "yesterday"'),
+    ({"attributes": "gen_ai.system=openai"},
+     f'{AT}.attributes: expected an array, got the string "gen_ai.system=openai"'),
+    ({"attributes": [{"key": "n", "value": 12}]},
+     f"{AT}.attributes[0].value: expected an AnyValue object, got a number"),
+    ({"attributes": [{"key": "n", "value": {"intValue": "twelve"}}]},
+     f"{AT}.attributes[0].value.intValue: expected an int64"),
+    ({"kind": "SPAN_KIND_SIDEWAYS"}, f"{AT}.kind: expected a SpanKind name"),
+    ({"status": {"code": "bad"}}, f"{AT}.status.code: expected a StatusCode name"),
+    ({"events": [{"name": "e", "timeUnixNano": []}]}, f"{AT}.events[0].timeUnixNano"),
+])
+async def test_a_json_field_of_the_wrong_type_is_400_naming_the_field(
+        rx: Running, fields: dict[str, object], says: str) -> None:
+    # One good span before the bad one: the request is refused whole, nothing is kept.
+    body = _json_request(_json_span(), _json_span(span_id="0102030405060709", **fields))
+    status, headers, answer = await rx.post("/v1/traces", body, JSON)
+    assert status == 400 and headers["Content-Type"].startswith(JSON)
+    st = _status(answer, JSON)
+    assert st.code == code_pb2.INVALID_ARGUMENT and says in st.message
+    assert rx.refused("malformed") == 1 and rx.sink.calls == [] and rx.received() == 0
+
+
+async def test_wrong_types_are_400_on_the_logs_endpoint_too_even_after_bad_utf8(
+        rx: Running) -> None:
+    body = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        {"traceId": TRACE_ID, "body": {"stringValue": "XX"}},
+        {"traceId": TRACE_ID, "severityText": 9}]}]}]}).encode().replace(b"XX", b"\xff")
+    status, _, answer = await rx.post("/v1/logs", body, JSON)
+    assert status == 400
+    assert ("resourceLogs[0].scopeLogs[0].logRecords[1].severityText: expected a string, "
+            "got a number") in _status(answer, JSON).message
+    assert rx.refused("malformed") == 1 and rx.sink.calls == []
+
+
+async def test_proto3_json_spellings_are_accepted(rx: Running) -> None:
+    span = {"trace_id": TRACE_ID, "span_id": "0102030405060708", "name": "chat",
+            "kind": "SPAN_KIND_CLIENT", "start_time_unix_nano": 1700000000000000000,
+            "end_time_unix_nano": "1700000001000000000", "status": None, "parentSpanId": None,
+            "attributes": [{"key": "n", "value": {"int_value": 12}}], "newField": [1]}
+    body = json.dumps({"resource_spans": [{"scope_spans": [{"spans": [span]}]}]}).encode()
+    status, _, answer = await rx.post("/v1/traces", body, JSON)
+    assert (status, json.loads(answer)) == (200, {})
+    [got] = rx.sink.spans
+    assert (got.kind, got.start_time_unix_nano, got.attributes) == (
+        "CLIENT", 1700000000000000000, {"n": 12})
 
 
 async def test_a_json_body_of_the_other_signal_is_refused(rx: Running) -> None:
