@@ -244,7 +244,8 @@ def _metric(url: str, name: str) -> float:
 class Serve:
     """`scorecar serve` in a subprocess with a cheap code scorer, SQLite storage, free ports."""
 
-    def __init__(self, tmp: Path, profile: Path | None = None) -> None:
+    def __init__(self, tmp: Path, profile: Path | None = None,
+                 build_processes: int | None = None) -> None:
         sys.path.insert(0, str(ROOT / "tests" / "e2e"))
         config = {
             "receivers": {"grpc": {"endpoint": "127.0.0.1:0"},
@@ -259,6 +260,8 @@ class Serve:
         self.proc = ServeProcess(config, tmp)
         if profile is not None:
             self.proc.env["SCORECAR_PROFILE"] = str(profile)
+        if build_processes is not None:
+            self.proc.env["SCORECAR_ASSEMBLY__BUILD_PROCESSES"] = str(build_processes)
 
     def __enter__(self) -> Serve:
         self.proc.start()
@@ -284,9 +287,9 @@ class Serve:
 
 
 def measure_serve(templates: list[Template], seconds: float, streams: int,
-                  profile: Path | None) -> dict[str, Any]:
+                  profile: Path | None, build_processes: int | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="scorecar-bench-") as tmp, \
-            Serve(Path(tmp), profile) as serve:
+            Serve(Path(tmp), profile, build_processes) as serve:
         result = run_load(serve.target, templates, seconds, streams)
         sent_at = time.perf_counter()
         want = result["runs"]
@@ -303,8 +306,9 @@ def measure_serve(templates: list[Template], seconds: float, streams: int,
 
 
 def measure_latency(templates: list[Template], seconds: float, streams: int,
-                    rate: float) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="scorecar-bench-") as tmp, Serve(Path(tmp)) as serve:
+                    rate: float, build_processes: int | None = None) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="scorecar-bench-") as tmp, \
+            Serve(Path(tmp), None, build_processes) as serve:
         return run_load(serve.target, templates, seconds, streams, rate=rate)
 
 
@@ -322,6 +326,8 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, default=None,
                         help="write a cProfile of `scorecar serve` under load to this file")
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument("--build-processes", type=int, default=None,
+                        help="assembly.build_processes of the sidecar (default: its own)")
     args = parser.parse_args()
 
     templates = build_templates(args.templates)
@@ -336,7 +342,8 @@ def main() -> None:
     print(f"baseline (bare grpc.aio, parse + attribute walk): {base_rate:,.0f} spans/s "
           f"({base['requests']} requests, p50 {1000 * _pct(base['latencies'], .5):.1f} ms)")
 
-    serve = measure_serve(templates, args.seconds, args.streams, args.profile)
+    serve = measure_serve(templates, args.seconds, args.streams, args.profile,
+                          args.build_processes)
     accepted = serve["spans"] / serve["elapsed"]
     sustained = serve["spans"] / serve["total_time"]
     print(f"scorecar serve: accepted {accepted:,.0f} spans/s while loaded; sustained "
@@ -348,7 +355,7 @@ def main() -> None:
 
     if not args.skip_latency:
         half = sustained / 2
-        lat = measure_latency(templates, args.seconds, args.streams, half)
+        lat = measure_latency(templates, args.seconds, args.streams, half, args.build_processes)
         lats = lat["latencies"]
         print(f"agent Export latency at {half:,.0f} spans/s (half the sustained rate): "
               f"p50 {1000 * _pct(lats, .5):.1f} ms, p99 {1000 * _pct(lats, .99):.1f} ms "

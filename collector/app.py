@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from collector.admin import AdminServer
 from collector.assembly import Assembly, ReadyTrace
+from collector.buildpool import BuildPool, TracePlan, default_processes
 from collector.config import Config
 from collector.ingest import Ingest
 from collector.limits import LimitedProvider, TokenBudget
@@ -32,12 +33,10 @@ from collector.queue import JobQueue, LiveCache, MemoryQueue, QueueFull, SqliteQ
 from collector.receivers import GrpcReceiver, HttpReceiver
 from collector.spanlog import MemorySpanLog, SpanLog, open_spanlog
 from collector.specs import ScorerSpec
-from collector.workers import Scheduler, WorkerPool
+from collector.workers import JobPlan, Scheduler, WorkerPool
 from exporters import JsonlSink, OtlpSink, PrometheusSink, ScoreSink
 from exporters.prometheus import Metrics
-from scorers import ScorerRun
 from scorers.judge import default_provider
-from transforms import build_runs
 
 __all__ = ["Ports", "Sidecar", "build_sinks"]
 
@@ -54,17 +53,18 @@ class Ports:
 
 
 def build_sinks(config: Config, metrics: Metrics) -> list[ScoreSink]:
-    """The enabled score sinks: Prometheus always; OTLP when an endpoint is configured (or the
-    standard `OTEL_EXPORTER_OTLP_*` variables name one); JSON lines when a path is set."""
-    import os
-
+    """The enabled score sinks: Prometheus always; OTLP evaluation spans (`otlp`) and log
+    records (`otlp_logs`), each confirmed on its own, when an endpoint is configured (or the
+    standard `OTEL_EXPORTER_OTLP_{,TRACES_,LOGS_}ENDPOINT` variables name one); JSON lines when a
+    path is set. OTLP settings left at their defaults yield to the `OTEL_EXPORTER_OTLP_*`
+    variables, as in the SDK."""
     sinks: list[ScoreSink] = [PrometheusSink(metrics)]
     otlp = config.exporters.otlp
-    if otlp.endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or \
-            os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-        sinks.append(OtlpSink(endpoint=otlp.endpoint, protocol=otlp.protocol,
-                              headers=dict(otlp.headers), insecure=otlp.insecure,
-                              timeout=otlp.timeout, judge_content=otlp.judge_content))
+    given = otlp.model_fields_set
+    sinks.extend(OtlpSink.per_signal(
+        endpoint=otlp.endpoint, protocol=otlp.protocol if "protocol" in given else None,
+        headers=dict(otlp.headers), insecure=otlp.insecure,
+        timeout=otlp.timeout if "timeout" in given else None, judge_content=otlp.judge_content))
     if config.exporters.jsonl.path:
         sinks.append(JsonlSink(Path(config.exporters.jsonl.path)))
     return sinks
@@ -123,7 +123,11 @@ class Sidecar:
                                   concurrency=max(32, 2 * j.max_concurrency), live=live)
         self.scheduler = Scheduler(specs, self.queue, self.metrics, on_jobs=self.workers.notify,
                                    live=live)
-        self._deferred: list[tuple[ReadyTrace, list[ScorerRun]]] = []
+        self._deferred: list[tuple[ReadyTrace, TracePlan]] = []
+        processes = config.assembly.build_processes
+        self.builder = BuildPool(self.scheduler.selections,
+                                 processes=default_processes() if processes is None
+                                 else processes)
         self.grpc: GrpcReceiver | None = None
         self.http: HttpReceiver | None = None
         r = config.receivers
@@ -170,6 +174,7 @@ class Sidecar:
         """Start every component (downstream first); returns the bound ports."""
         self.queue.recover()
         self.metrics.queue_depth.set(self.queue.depth())
+        self.builder.start()
         await self.workers.start()
         self._loop_task = asyncio.create_task(self._assembly_loop(), name="scorecar-assembly")
         metrics_port = await self.admin.start() if self._admin_enabled else None
@@ -208,6 +213,7 @@ class Sidecar:
             except Exception:  # noqa: BLE001 - one sink never stops the others from closing
                 log.exception("score sink %s failed to shut down", sink.name)
         await self.admin.stop()
+        self.builder.close()
         self.queue.close()
         self.spanlog.close()
 
@@ -236,65 +242,57 @@ class Sidecar:
         """Turn every ready trace into jobs now (one queue transaction for all of them);
         returns the number of runs scheduled.
 
-        Traces whose jobs the queue refused (full) are held with their runs and offered again
-        on later passes, without being built or counted again; their spans stay in the
+        Traces whose jobs the queue refused (full) are held with their job plans and offered
+        again on later passes, without being built or counted again; their spans stay in the
         write-ahead log until then.
         """
         held, self._deferred = self._deferred, []
         new = self.assembly.poll() if ready is None else ready
         if not held and not new:
             return 0
-        # Run building is the heaviest pure-Python step: in a thread, the event loop keeps
-        # answering receivers in between (the GIL switches every few milliseconds).
-        built = await asyncio.to_thread(lambda: [(item, self._runs_of(item)) for item in new])
-        count = self._schedule_each(held, count_refusal=False) if held else 0
+        plans = await self.builder.build([(r.trace, r.roots) for r in new])
+        built = list(zip(new, plans))
+        for _, tp in built:
+            for reason, n in tp.reasons.items():
+                self.metrics.build_reasons.labels(reason).inc(n)
+        count = self._commit_each(held, count_refusal=False) if held else 0
         if self._deferred:  # the queue is still full: the new traces go one by one
-            return count + self._schedule_each(built, count_refusal=True)
-        fresh = [r for item, runs in built if not item.late for r in runs]
-        late = [r for item, runs in built if item.late for r in runs]
+            return count + self._commit_each(built, count_refusal=True)
+        fresh, late = JobPlan(), JobPlan()
+        for item, tp in built:
+            (late if item.late else fresh).extend(tp.plan)
         fresh_queued = False  # (put_many is all or nothing)
         try:
-            if fresh:
-                self.scheduler.schedule(fresh, count_refusal=False)
+            self.scheduler.commit(fresh, count_refusal=False)
             fresh_queued = True
-            if late:
-                self.scheduler.schedule(late, rescore=True, count_refusal=False)
+            self.scheduler.commit(late, rescore=True, count_refusal=False)
         except QueueFull:  # near full: queue what fits, trace by trace
             rest = built
             if fresh_queued:
-                for item, _ in built:
+                for item, tp in built:
                     if not item.late:
                         self.ingest.release(item)
-                count += len(fresh)
-                rest = [(i, r) for i, r in built if i.late]
-            return count + self._schedule_each(rest, count_refusal=True)
-        for item, _ in built:
+                        count += tp.runs
+                rest = [(i, tp) for i, tp in built if i.late]
+            return count + self._commit_each(rest, count_refusal=True)
+        for item, tp in built:
             self.ingest.release(item)
-        return count + len(fresh) + len(late)
-
-    def _schedule_each(self, built: list[tuple[ReadyTrace, list[ScorerRun]]], *,
-                       count_refusal: bool) -> int:
-        """Queue trace by trace; hold the traces the queue has no room for."""
-        count = 0
-        for item, runs in built:
-            try:
-                if runs:
-                    self.scheduler.schedule(runs, rescore=item.late, count_refusal=count_refusal)
-            except QueueFull:
-                self._deferred.append((item, runs))
-                continue
-            self.ingest.release(item)
-            count += len(runs)
+            count += tp.runs
         return count
 
-    def _runs_of(self, ready: ReadyTrace) -> list[ScorerRun]:
-        built = build_runs(ready.trace)
-        for reason, n in built.reasons.items():
-            self.metrics.build_reasons.labels(str(reason)).inc(n)
-        runs = built.runs
-        if ready.roots is not None:  # a rebuild: only the runs its new spans touched
-            runs = [r for r in runs if r.target is not None and r.target.span_id in ready.roots]
-        return runs
+    def _commit_each(self, built: list[tuple[ReadyTrace, TracePlan]], *,
+                     count_refusal: bool) -> int:
+        """Queue trace by trace; hold the traces the queue has no room for."""
+        count = 0
+        for item, tp in built:
+            try:
+                self.scheduler.commit(tp.plan, rescore=item.late, count_refusal=count_refusal)
+            except QueueFull:
+                self._deferred.append((item, tp))
+                continue
+            self.ingest.release(item)
+            count += tp.runs
+        return count
 
     async def drain(self, timeout: float = 60.0) -> bool:
         """Wait until nothing is buffered and the queue is empty (for `demo`, `score` and

@@ -184,6 +184,8 @@ class AssemblyConfig(_Model):
         max_pending_spans: spans buffered in all pending traces; past it the oldest are evicted.
         max_traces: traces buffered; past it the oldest are evicted.
         rescore_late: a span arriving after its trace was scored re-scores it (same score ids).
+        build_processes: worker processes that turn ready traces into runs (null: the cores
+            beyond two, at most four; 0: a thread of the main process).
     """
 
     quiet_period: Seconds = Field(default=1.0, ge=0)
@@ -191,6 +193,7 @@ class AssemblyConfig(_Model):
     max_pending_spans: Count = Field(default=200_000, ge=1)
     max_traces: Count = Field(default=20_000, ge=1)
     rescore_late: bool = False
+    build_processes: int | None = Field(default=None, ge=0, le=64)
 
     @field_validator("max_wait")
     @classmethod

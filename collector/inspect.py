@@ -59,6 +59,10 @@ def read_otlp_file(path: Path) -> Decoded:
     whole = decode_json_bytes(stripped) if b"\n" in stripped else None
     if whole is not None and not whole.refused.get("malformed_json"):
         return whole
+    if whole is not None and whole.errors and \
+            not whole.errors[0].startswith("malformed_json: not JSON"):
+        # Valid JSON with fields of the wrong type: say so, rather than retry it line by line.
+        raise UnreadableInputError(f"{path}: not an OTLP request ({whole.errors[0]})")
     usable = 0
     for n, line in enumerate(data.splitlines(), 1):
         if not line.strip():

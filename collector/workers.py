@@ -25,32 +25,94 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import ValidationError
 
 from collector.limits import TokenBudget
 from collector.queue import Job, JobQueue, LiveCache, QueueFull, job_for
-from collector.specs import ScorerSpec
+from collector.specs import RunFilter, ScorerSpec
 from exporters.prometheus import Metrics
 from exporters.sink import ScoreSink
 from scorers import Scorer, ScorerRun, create_scorer, use_judge_provider
 from scorers.errors import ExportError, JudgeAuthError, ScorerError
 from scorers.judge import JudgeProvider
 from scorers.records import score_record, skipped_record
-from scorers.sampling import is_sampled
+from scorers.sampling import NoSampling, RatioSampling, is_sampled
 from scorers.types import RunTarget, ScoreRecord, ScorerResult, run_id_for
 
-__all__ = ["Scheduler", "WorkerPool"]
+__all__ = ["JobPlan", "Scheduler", "Selection", "WorkerPool", "plan_jobs", "selections"]
 
 log = logging.getLogger(__name__)
 
 BUDGET_REASON = "daily_token_budget"
 
 
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What decides whether a scorer gets a run: its filter and sampling (plain data, so a
+    build process can plan jobs without the scorers themselves)."""
+
+    scorer_id: str
+    filter: RunFilter
+    sampling: NoSampling | RatioSampling
+
+
+def selections(specs: Sequence[ScorerSpec]) -> list[Selection]:
+    """The selection part of each spec, in order."""
+    return [Selection(s.id, s.filter, s.sampling) for s in specs]
+
+
+@dataclass(slots=True)
+class JobPlan:
+    """The jobs some runs give, and what to count once they are queued.
+
+    Attributes:
+        jobs: one per (run, scorer) that passed the filter and sampling.
+        conventions: runs by `target.convention` (`scorecar_agent_runs_total`).
+        skipped: (scorer id, `filtered` | `sampled_out`) counts.
+        runs: the run object of each job, when planned in this process (None when the plan
+            came from a build process: the workers then read the job's JSON).
+    """
+
+    jobs: list[Job] = field(default_factory=list)
+    conventions: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[tuple[str, str]] = field(default_factory=Counter)
+    runs: list[ScorerRun] | None = field(default_factory=list)
+
+    def extend(self, other: JobPlan) -> None:
+        """Add another plan's jobs and counts."""
+        self.jobs.extend(other.jobs)
+        self.conventions.update(other.conventions)
+        self.skipped.update(other.skipped)
+        if self.runs is not None and other.runs is not None:
+            self.runs.extend(other.runs)
+        else:
+            self.runs = None
+
+
+def plan_jobs(runs: Sequence[ScorerRun], chosen: Sequence[Selection], *,
+              keep_runs: bool = True) -> JobPlan:
+    """One job per (run, scorer) that passes the scorer's filter and sampling."""
+    plan = JobPlan(runs=[] if keep_runs else None)
+    for run in runs:
+        t = run.target
+        plan.conventions[(t.convention if t else None) or "unknown"] += 1
+        for sel in chosen:
+            if not sel.filter.matches(run):
+                plan.skipped[sel.scorer_id, "filtered"] += 1
+            elif not is_sampled(sel.sampling, t.trace_id if t else None, run.run_id):
+                plan.skipped[sel.scorer_id, "sampled_out"] += 1
+            else:
+                plan.jobs.append(job_for(run, sel.scorer_id))
+                if plan.runs is not None:
+                    plan.runs.append(run)
+    return plan
+
+
 class Scheduler:
-    """Turns ready runs into queued jobs.
+    """Turns ready runs (or job plans built elsewhere) into queued jobs.
 
     Args:
         specs: the configured scorers.
@@ -58,12 +120,14 @@ class Scheduler:
         metrics: `agent_runs{convention}`, `runs_skipped{scorer,reason}` and `queue_depth`.
         on_jobs: called after new jobs were queued (e.g. `WorkerPool.notify`, so workers
             start at once instead of at their next poll).
+        live: where the run objects of queued jobs are kept for the workers.
     """
 
     def __init__(self, specs: Sequence[ScorerSpec], queue: JobQueue, metrics: Metrics, *,
                  on_jobs: Callable[[], None] | None = None,
                  live: LiveCache | None = None) -> None:
         self.specs = list(specs)
+        self.selections = selections(self.specs)
         self.queue = queue
         self.metrics = metrics
         self.on_jobs = on_jobs
@@ -73,11 +137,18 @@ class Scheduler:
                  count_refusal: bool = True) -> int:
         """Queue one job per (run, scorer) that passes the scorer's filter and sampling.
 
-        The runs, and the ones filtered or sampled out, are counted once they are queued, so
-        runs held back by a full queue and offered again are counted once.
+        See `commit` for the arguments, the return value and `QueueFull`.
+        """
+        return self.commit(plan_jobs(runs, self.selections), rescore=rescore,
+                           count_refusal=count_refusal)
+
+    def commit(self, plan: JobPlan, *, rescore: bool = False,
+               count_refusal: bool = True) -> int:
+        """Queue a plan's jobs, then count its runs and skips (once: a plan held back by a
+        full queue and offered again is counted when it is queued).
 
         Args:
-            runs: runs of ready traces.
+            plan: the jobs and counts of some runs.
             rescore: the runs were rebuilt after late spans: queue their jobs again under the
                 same score ids, even when already scored (the new score replaces the old one
                 downstream).
@@ -91,38 +162,24 @@ class Scheduler:
         Raises:
             QueueFull: the queue is at `max_jobs`; nothing of these runs was queued.
         """
-        jobs: list[Job] = []
-        queued_runs: list[ScorerRun] = []
-        skipped: Counter[tuple[str, str]] = Counter()
-        for run in runs:
-            t = run.target
-            for spec in self.specs:
-                if not spec.filter.matches(run):
-                    skipped[spec.id, "filtered"] += 1
-                elif not is_sampled(spec.sampling, t.trace_id if t else None, run.run_id):
-                    skipped[spec.id, "sampled_out"] += 1
-                else:
-                    jobs.append(job_for(run, spec.id))
-                    queued_runs.append(run)
         queued = 0
-        if jobs:
+        if plan.jobs:
             try:
-                queued = self.queue.put_many(jobs, replace=rescore)
+                queued = self.queue.put_many(plan.jobs, replace=rescore)
             except QueueFull as exc:
                 if count_refusal:
-                    for job in jobs:
+                    for job in plan.jobs:
                         self.metrics.runs_skipped.labels(job.scorer_id, "queue_full").inc()
                     log.warning("%s; held until there is room", exc)
                 raise
             finally:
                 self.metrics.queue_depth.set(self.queue.depth())
-        for run in runs:
-            t = run.target
-            self.metrics.agent_runs.labels((t.convention if t else None) or "unknown").inc()
-        for (scorer_id, reason), n in skipped.items():
+        for convention, n in plan.conventions.items():
+            self.metrics.agent_runs.labels(convention).inc(n)
+        for (scorer_id, reason), n in plan.skipped.items():
             self.metrics.runs_skipped.labels(scorer_id, reason).inc(n)
-        if queued and self.live is not None:
-            for job, run in zip(jobs, queued_runs):
+        if queued and self.live is not None and plan.runs is not None:
+            for job, run in zip(plan.jobs, plan.runs):
                 self.live.put_run(job.id, run)
         if queued and self.on_jobs is not None:
             self.on_jobs()

@@ -105,7 +105,7 @@ def test_bad_lines_are_counted_good_ones_used(tmp_path: Path) -> None:
 
 def test_unreadable_input_fails_clearly(tmp_path: Path) -> None:
     code, _, err = _invoke(str(tmp_path / "missing.jsonl"))
-    assert code != 0
+    assert code == 2 and "missing.jsonl" in err
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"\x00\x01 not otlp at all")
     code, runs, err = _invoke(str(garbage))
@@ -123,3 +123,11 @@ def test_an_unreadable_file_is_a_scorecar_error(tmp_path: Path) -> None:
         read_otlp_file(tmp_path / "missing.jsonl")
     assert isinstance(info.value, ScorecarError) and not info.value.retryable
     assert "missing.jsonl" in str(info.value)
+
+
+def test_a_pretty_printed_document_of_the_wrong_shape_says_which_field(tmp_path: Path) -> None:
+    doc = tmp_path / "wrong.json"
+    doc.write_text('{\n  "resourceSpans": 5\n}\n')
+    code, runs, err = _invoke(str(doc))
+    assert code == 2 and runs == []
+    assert "resourceSpans: expected an array, got a number" in err
