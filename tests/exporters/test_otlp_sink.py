@@ -1,18 +1,27 @@
 """OtlpSink through the SDK's OTLP exporters into a real OTLP backend on loopback (gRPC, HTTP):
-what a tracing backend receives for each score."""
+what a tracing backend receives for each score; spans and log records confirmed separately (a
+real WorkerPool), and a backend without a logs service."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Iterator
+import os
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
 import pytest
 
-from exporters import OtlpSink, ScoreSink
+from collector.queue import MemoryQueue
+from collector.specs import ScorerSpec
+from collector.workers import Scheduler, WorkerPool
+from exporters import Metrics, OtlpSink, ScoreSink
+from scorers import ScorerRun, create_scorer
 from scorers.errors import ExportError
+from scorers.types import run_id_for
 from tests.exporters._records import (
     AGENT,
     REASON,
@@ -22,6 +31,7 @@ from tests.exporters._records import (
     TRACE_ID,
     Records,
     make_records,
+    make_run,
 )
 from tests.fakes.otlp_backend import OtlpBackend
 
@@ -299,3 +309,233 @@ async def test_user_info_in_the_endpoint_url_is_not_shown(records: Records) -> N
     sink = OtlpSink(endpoint="https://user:s3cr3t@collector.example:4318", protocol="http")
     assert "s3cr3t" not in sink.target and "collector.example:4318" in sink.target
     await sink.shutdown()
+
+
+# ------------------------------------------------------------------ one sink per signal
+
+LOGS_UNSUPPORTED = "does not accept logs"
+
+
+def per_signal(backend: OtlpBackend, protocol: str, **kwargs: Any) -> list[OtlpSink]:
+    endpoint = backend.endpoint if protocol == "grpc" else backend.http_endpoint
+    return OtlpSink.per_signal(endpoint=endpoint, protocol=protocol, **kwargs)
+
+
+def traced_runs(n: int) -> list[ScorerRun]:
+    runs = []
+    for i in range(n):
+        trace_id, span_id = f"{i + 1:032x}", f"{i + 1:016x}"
+        run = make_run(trace_id=trace_id, span_id=span_id)
+        runs.append(run.model_copy(update={"run_id": run_id_for(trace_id, span_id)}))
+    return runs
+
+
+def export_total(metrics: Metrics, exporter: str, outcome: str) -> float:
+    value = metrics.registry.get_sample_value(
+        "scorecar_export_total", {"exporter": exporter, "outcome": outcome})
+    return value or 0.0
+
+
+class Pool:
+    """A real WorkerPool over a memory queue: one code scorer, the given sinks."""
+
+    def __init__(self, sinks: list[OtlpSink], runs: list[ScorerRun], **pool_kw: Any) -> None:
+        self.metrics = Metrics()
+        self.queue = MemoryQueue()
+        scorer = create_scorer(id="const", description="constant").generate_score(
+            lambda run, results: 0.5)
+        specs = [ScorerSpec(scorer)]
+        Scheduler(specs, self.queue, self.metrics).schedule(runs)
+        self.pool = WorkerPool(specs, self.queue, sinks, self.metrics, poll_interval=0.02,
+                               backoff_initial=0.01, backoff_max=0.05, **pool_kw)
+        self.sinks = sinks
+
+    async def __aenter__(self) -> Pool:
+        await self.pool.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.pool.stop(grace=5)
+        for sink in self.sinks:
+            await sink.shutdown()
+
+
+def test_per_signal_builds_a_spans_sink_and_a_logs_sink(backend: OtlpBackend) -> None:
+    sinks = per_signal(backend, "grpc")
+    assert [(s.name, s.signals) for s in sinks] == [("otlp", ("traces",)),
+                                                    ("otlp_logs", ("logs",))]
+    assert all(isinstance(s, ScoreSink) for s in sinks)
+    with pytest.raises(ValueError, match="signals"):
+        OtlpSink(endpoint=backend.endpoint, signals=("metrics",))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="signals"):
+        OtlpSink(endpoint=backend.endpoint, signals=())
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+async def test_spans_are_delivered_once_while_log_records_keep_failing(
+        backend: OtlpBackend, protocol: str) -> None:
+    n = 3
+    backend.fail_with(grpc.StatusCode.UNAVAILABLE, times=None, signal="logs")
+    async with Pool(per_signal(backend, protocol, timeout=0.5), traced_runs(n),
+                    export_batch=2) as pool:
+        spans = await asyncio.to_thread(backend.wait_for_spans, n)
+        # The logs sink keeps retrying with backoff; the spans sink is done with these jobs.
+        await asyncio.to_thread(wait_until, lambda: len(backend.refused) >= 3 * 2)
+        assert pool.queue.depth() == n  # not acknowledged: the log records are not delivered
+        assert export_total(pool.metrics, "otlp_logs", "retry") >= n
+        assert len(backend.spans()) == n  # ... but no span was sent a second time
+        assert sorted(s["trace_id"] for s in spans) == [f"{i + 1:032x}" for i in range(n)]
+        assert not backend.log_records()
+
+        backend.clear_faults()
+        await pool.pool.drain(timeout=20)
+        assert len(backend.log_records()) == n
+        assert len(backend.spans()) == n
+        assert export_total(pool.metrics, "otlp", "ok") == n
+        assert export_total(pool.metrics, "otlp_logs", "ok") == n
+        assert pool.queue.depth() == 0
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+async def test_a_traces_only_backend_costs_a_counted_drop_of_the_log_records(
+        protocol: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="exporters.otlp")
+    n = 4
+    with OtlpBackend(logs=False) as backend:
+        async with Pool(per_signal(backend, protocol, timeout=2.0), traced_runs(n),
+                        export_batch=1) as pool:
+            await pool.pool.drain(timeout=20)
+            assert pool.queue.depth() == 0  # nothing piles up
+            assert len(backend.spans()) == n
+            assert not backend.log_records()
+            assert export_total(pool.metrics, "otlp", "ok") == n
+            assert export_total(pool.metrics, "otlp_logs", "dropped") == n
+            assert export_total(pool.metrics, "otlp_logs", "retry") == 0
+        # The backend was asked once (gRPC: the failed export and one probe), not per batch.
+        assert {signal for signal, _ in backend.unserved} == {"logs"}
+        assert len(backend.unserved) == (2 if protocol == "grpc" else 1)
+    warnings = [r.getMessage() for r in caplog.records
+                if r.name == "exporters.otlp" and LOGS_UNSUPPORTED in r.getMessage()]
+    assert len(warnings) == 1, warnings
+    assert ("gRPC UNIMPLEMENTED" if protocol == "grpc" else "HTTP 404") in warnings[0]
+    assert 'exporter="otlp_logs",outcome="dropped"' in warnings[0]
+
+
+@pytest.mark.parametrize(("protocol", "unserved"), [
+    ("grpc", "no service"), ("grpc", "UNIMPLEMENTED"), ("http", "404"), ("http", "501")])
+async def test_a_backend_without_the_logs_service_is_a_non_retryable_error(
+        records: Records, protocol: str, unserved: str) -> None:
+    with OtlpBackend(logs=unserved not in ("no service", "404")) as backend:
+        if unserved in ("UNIMPLEMENTED", "501"):
+            backend.fail_with(grpc.StatusCode.UNIMPLEMENTED, times=None, signal="logs")
+        (sink,) = [s for s in per_signal(backend, protocol, timeout=2.0) if s.name == "otlp_logs"]
+        with pytest.raises(ExportError) as info:
+            await sink.export(records.traced)
+        assert not info.value.retryable
+        assert LOGS_UNSUPPORTED in str(info.value) and "3 log records dropped" in str(info.value)
+        asked = len(backend.unserved) + len(backend.refused)
+        # Until the re-check, nothing more is sent: the records are dropped at once.
+        with pytest.raises(ExportError) as again:
+            await sink.export([records.code])
+        assert not again.value.retryable
+        assert len(backend.unserved) + len(backend.refused) == asked
+        await sink.shutdown()
+
+
+async def test_log_records_flow_again_once_the_backend_serves_logs(
+        records: Records, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="exporters.otlp")
+    with OtlpBackend(logs=False) as backend:
+        sink = OtlpSink(endpoint=backend.endpoint, signals=("logs",), timeout=2.0,
+                        recheck_unsupported=0.0)
+        for _ in range(2):
+            with pytest.raises(ExportError) as info:
+                await sink.export([records.code])
+            assert not info.value.retryable
+        backend.logs = True
+        backend.down()
+        backend.up()  # reconfigured with a logs service
+        await sink.export([records.code])
+        await sink.shutdown()
+        assert len(backend.log_records()) == 1
+    messages = [r.getMessage() for r in caplog.records if r.name == "exporters.otlp"]
+    assert sum(LOGS_UNSUPPORTED in m for m in messages) == 1  # warned once, not per batch
+    assert any("accepts logs again" in m for m in messages)
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+async def test_transient_log_failures_stay_retryable(records: Records, protocol: str) -> None:
+    with OtlpBackend() as backend:
+        (sink,) = [s for s in per_signal(backend, protocol, timeout=0.5) if s.name == "otlp_logs"]
+        backend.fail_with(grpc.StatusCode.UNAVAILABLE, times=None, signal="logs")  # 503 / HTTP
+        with pytest.raises(ExportError) as info:
+            await sink.export([records.code])
+        assert info.value.retryable
+
+        backend.clear_faults()
+        backend.down()  # connection refused
+        with pytest.raises(ExportError) as info:
+            await sink.export([records.code])
+        assert info.value.retryable
+
+        backend.up()
+        await sink.export([records.code])
+        await sink.shutdown()
+        assert len(backend.log_records()) == 1
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+async def test_secrets_stay_out_of_the_unsupported_signal_messages(
+        records: Records, protocol: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with OtlpBackend(logs=False) as backend:
+        sinks = per_signal(backend, protocol, headers={"authorization": SECRET}, timeout=2.0)
+        errors = []
+        for sink in sinks:
+            try:
+                await sink.export([records.code])
+            except ExportError as exc:
+                errors.append(exc)
+            await sink.shutdown()
+        assert [e.retryable for e in errors] == [False]  # spans delivered, logs dropped
+        assert all(r.headers["authorization"] == SECRET for r in backend.received)
+    assert LOGS_UNSUPPORTED in caplog.text
+    for shown in (caplog.text, str(errors[0]), *(repr(s) for s in sinks)):
+        assert "s3cr3t" not in shown
+
+
+def test_per_signal_follows_the_signal_env_vars(backend: OtlpBackend, records: Records,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("OTEL_"):
+            monkeypatch.delenv(name)
+    assert OtlpSink.per_signal() == []  # no endpoint anywhere: no OTLP export
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", f"http://{backend.endpoint}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")
+    assert [s.name for s in OtlpSink.per_signal()] == ["otlp"]
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", f"{backend.http_endpoint}/v1/logs")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "http/protobuf")
+    sinks = OtlpSink.per_signal()
+    assert [s.name for s in sinks] == ["otlp", "otlp_logs"]
+
+    async def send() -> None:
+        for sink in sinks:
+            await sink.export([records.code])
+            await sink.shutdown()
+
+    asyncio.run(send())
+    assert {s["transport"] for s in backend.spans()} == {"grpc"}
+    assert {lg["transport"] for lg in backend.log_records()} == {"http"}
+
+    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "none")
+    assert [s.name for s in OtlpSink.per_signal(endpoint=backend.endpoint)] == ["otlp"]
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        time.sleep(0.01)

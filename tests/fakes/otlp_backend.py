@@ -8,13 +8,18 @@ with OtlpBackend() as backend:
     ...
     spans = backend.wait_for_spans(3)                       # simple dicts, hex ids
     backend.fail_with(grpc.StatusCode.UNAVAILABLE, times=2)  # the next 2 requests fail
+    backend.fail_with(grpc.StatusCode.UNAVAILABLE, times=None, signal="logs")  # logs only
     backend.down(); backend.up()                             # stop / restart on the same ports
+
+with OtlpBackend(logs=False) as backend:  # traces only, like a Tempo or Jaeger without logs
+    ...                                   # gRPC LogsService: UNIMPLEMENTED; POST /v1/logs: 404
 ```
 
 Requests are decoded protobuf (`trace_requests`, `log_requests`); `spans()` and `log_records()`
 flatten them into dicts: `trace_id`, `span_id`, `parent_span_id` (lowercase hex, "" when
 absent), `name`, `kind`, times, `attributes` / event `attributes` as Python values, `status`,
-`scope`, `resource`, `transport`. A refused request (fault injected) is not recorded. Thread-safe;
+`scope`, `resource`, `transport`. A refused request (fault injected, or for a service not
+served) is not recorded; `refused` and `unserved` list them. Thread-safe;
 usable from sync and async tests (the servers run in their own threads); `wait_for_*` block, so
 an async test calls `await asyncio.to_thread(backend.wait_for_spans, n)`.
 """
@@ -88,6 +93,7 @@ class _Fault:
     code: grpc.StatusCode
     remaining: int | None
     message: str
+    signal: str | None = None
 
 
 class OtlpBackend:
@@ -95,14 +101,21 @@ class OtlpBackend:
 
     Args:
         http: also serve OTLP/HTTP (protobuf; gzip and deflate bodies accepted).
+        logs: serve the logs signal. False: a traces-only backend; the gRPC server has no
+            `LogsService` (gRPC itself answers `UNIMPLEMENTED`) and `POST /v1/logs` is a 404.
+            Settable: over HTTP at once, over gRPC from the next `start()` / `up()`.
     """
 
-    def __init__(self, *, http: bool = True) -> None:
+    def __init__(self, *, http: bool = True, logs: bool = True) -> None:
         self._with_http = http
+        self.logs = logs
         self._lock = threading.Condition()
         self.received: list[Received] = []
         self.refused: list[tuple[str, str, grpc.StatusCode]] = []
         """(signal, transport, code) of every request answered with an injected fault."""
+        self.unserved: list[tuple[str, str]] = []
+        """(signal, transport) of every request for a signal this backend does not serve
+        (`logs=False`, or an unknown gRPC method: signal `?`)."""
         self._faults: list[_Fault] = []
         self._grpc: grpc.Server | None = None
         self._http: ThreadingHTTPServer | None = None
@@ -183,8 +196,20 @@ class OtlpBackend:
                 backend._grpc_export("logs", request, context)
                 return logs_service_pb2.ExportLogsServiceResponse()
 
+        class Unserved(grpc.GenericRpcHandler):
+            """Last in line: notes a call no service took; gRPC then answers UNIMPLEMENTED."""
+
+            def service(self, handler_call_details: Any) -> None:
+                method = str(handler_call_details.method)
+                signal = ("logs" if ".logs." in method else
+                          "traces" if ".trace." in method else "?")
+                backend._note_unserved(signal, "grpc")
+                return None
+
         trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
-        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)
+        if self.logs:
+            logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)
+        server.add_generic_rpc_handlers((Unserved(),))
         bound = server.add_insecure_port(f"127.0.0.1:{port}")
         if bound == 0:
             raise RuntimeError(f"cannot bind 127.0.0.1:{port}")
@@ -213,7 +238,9 @@ class OtlpBackend:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 path = self.path.split("?", 1)[0]
                 signal = {"/v1/traces": "traces", "/v1/logs": "logs"}.get(path)
-                if signal is None:
+                if signal is None or (signal == "logs" and not backend.logs):
+                    if signal is not None:
+                        backend._note_unserved(signal, "http")
                     self._reply(404, b"not an OTLP path", "text/plain")
                     return
                 fault = backend._take_fault(signal, "http")
@@ -270,11 +297,13 @@ class OtlpBackend:
 
     # ------------------------------------------------------------------ faults
 
-    def fail_with(self, code: grpc.StatusCode, times: int | None = 1, message: str = "") -> None:
+    def fail_with(self, code: grpc.StatusCode, times: int | None = 1, message: str = "",
+                  signal: str | None = None) -> None:
         """Answer the next `times` requests (None: every request until `clear_faults`) with
-        `code` (over HTTP: the matching status, 503 for UNAVAILABLE)."""
+        `code` (over HTTP: the matching status, 503 for UNAVAILABLE); with `signal`
+        (`traces` or `logs`) only requests of that signal."""
         with self._lock:
-            self._faults.append(_Fault(code, times, message or f"injected {code.name}"))
+            self._faults.append(_Fault(code, times, message or f"injected {code.name}", signal))
 
     def clear_faults(self) -> None:
         """Stop injecting faults."""
@@ -283,16 +312,22 @@ class OtlpBackend:
 
     def _take_fault(self, signal: str, transport: str) -> _Fault | None:
         with self._lock:
-            while self._faults:
-                fault = self._faults[0]
+            for index, fault in enumerate(self._faults):
+                if fault.signal is not None and fault.signal != signal:
+                    continue
                 if fault.remaining is not None:
                     fault.remaining -= 1
                     if fault.remaining <= 0:
-                        self._faults.pop(0)
+                        self._faults.pop(index)
                 self.refused.append((signal, transport, fault.code))
                 self._lock.notify_all()
                 return fault
         return None
+
+    def _note_unserved(self, signal: str, transport: str) -> None:
+        with self._lock:
+            self.unserved.append((signal, transport))
+            self._lock.notify_all()
 
     def _grpc_export(self, signal: str, request: Any, context: grpc.ServicerContext) -> None:
         fault = self._take_fault(signal, "grpc")
@@ -326,6 +361,7 @@ class OtlpBackend:
         with self._lock:
             self.received.clear()
             self.refused.clear()
+            self.unserved.clear()
 
     def spans(self) -> list[dict[str, Any]]:
         """Every received span, flattened, in arrival order."""
