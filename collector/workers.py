@@ -251,6 +251,7 @@ class WorkerPool:
         self._export_wake: asyncio.Event | None = None
         self._stopping = False
         self._auth_reported = False
+        self._drops_reported: set[tuple[str, str]] = set()
         self.live = live if live is not None else LiveCache()
         self._results: list[tuple[str, str]] = []
         self._flush_scheduled = False
@@ -528,8 +529,14 @@ class WorkerPool:
             if not isinstance(exc, ExportError):
                 log.exception("exporter %s raised an unexpected error; will retry", sink.name)
             if not retryable:
-                log.error("exporter %s refused %d records for good (dropped): %s",
-                          sink.name, len(ids), exc)
+                # Said once per sink and reason, then quietly: a traces-only backend refuses
+                # every batch of log records the same way (each drop is still counted).
+                key = (sink.name, str(exc))
+                level = logging.DEBUG if key in self._drops_reported else logging.ERROR
+                self._drops_reported.add(key)
+                log.log(level, "exporter %s refused %d records for good (dropped, counted in "
+                        "scorecar_export_total{outcome=\"dropped\"}): %s", sink.name, len(ids),
+                        exc)
                 self.metrics.export.labels(sink.name, "dropped").inc(len(ids))
                 self.queue.confirm(ids, sink.name)
                 return sink.name, ids

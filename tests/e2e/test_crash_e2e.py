@@ -38,7 +38,8 @@ def test_kill_9_at_random_moments_loses_no_run_and_changes_no_score(tmp_path: Pa
                      for t in group_traces(batch).values() for r in build_runs(t).runs}
     config = base_config(tmp_path, scorers=[{"scorer": "tests.e2e.e2e_scorers:random_score"},
                                             {"scorer": "builtin:tone"}])
-    config["assembly"] = {"quiet_period": 0.1, "max_wait": 5.0}
+    # run building in a worker process: it must survive (and never outlive) every kill too
+    config["assembly"] = {"quiet_period": 0.1, "max_wait": 5.0, "build_processes": 1}
     serve = ServeProcess(config, tmp_path).start()
     kills = 0
 

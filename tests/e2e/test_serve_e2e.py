@@ -66,6 +66,8 @@ def test_every_capture_is_scored_like_inspect_rebuilds_it(tmp_path: Path,
     with OtlpBackend() as backend:
         config = base_config(tmp_path)
         config["exporters"]["otlp"] = {"endpoint": backend.endpoint, "protocol": "grpc"}
+        # runs built in the event loop's thread pool (gRPC) or in a build process (HTTP)
+        config["assembly"]["build_processes"] = 0 if protocol == "grpc" else 1
         with ServeProcess(config, tmp_path) as serve:
             endpoint = serve.grpc_endpoint if protocol == "grpc" else serve.http_endpoint
             n_spans, n_logs = replay(CAPTURES, endpoint, protocol)
