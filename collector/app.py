@@ -141,6 +141,7 @@ class Sidecar:
                                  endpoint=config.exporters.prometheus.endpoint)
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
+        self._decode_task: asyncio.Task[None] | None = None
         self._started = False
         self._stopped = False
         self.ports = Ports(None, None, None)
@@ -177,6 +178,7 @@ class Sidecar:
         self.builder.start()
         await self.workers.start()
         self._loop_task = asyncio.create_task(self._assembly_loop(), name="scorecar-assembly")
+        self._decode_task = asyncio.create_task(self.ingest.run(), name="scorecar-decode")
         metrics_port = await self.admin.start() if self._admin_enabled else None
         replayed = self.ingest.replay()
         if replayed:
@@ -202,10 +204,11 @@ class Sidecar:
             await self.grpc.stop(grace=min(grace, 5.0))
         if self.http is not None:
             await self.http.stop()
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop_task
+        for task in (self._decode_task, self._loop_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self.workers.stop(grace)
         for sink in self.sinks:
             try:
@@ -300,8 +303,8 @@ class Sidecar:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             await self.schedule_ready(self.assembly.flush())
-            if self.assembly.pending_traces == 0 and not self._deferred and \
-                    self.queue.depth() == 0:
+            if self.ingest.backlog == 0 and self.assembly.pending_traces == 0 and \
+                    not self._deferred and self.queue.depth() == 0:
                 return True
             await asyncio.sleep(0.05)
         return False

@@ -18,7 +18,8 @@ enforces `max_traces`.
 
 from __future__ import annotations
 
-from collections import Counter
+import asyncio
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 
 from collector.assembly import Assembly, ReadyTrace, Released
@@ -67,6 +68,11 @@ class Ingest:
         self._metrics = metrics
         self._capacity = capacity
         self._retry_after = retry_after
+        # Bodies acknowledged (in the log) but not decoded yet, oldest first.
+        self._backlog: deque[tuple[BodyKind, bytes, int | None, int]] = deque()
+        self._backlog_items = 0
+        self._wake = asyncio.Event()
+        self.decoded_later = 0
 
     def check_capacity(self) -> None:
         """Refuse before decoding when the buffers or the app's limits are full.
@@ -76,8 +82,8 @@ class Ingest:
                 `max_traces`), or what `capacity()` returned.
         """
         # Refusing (retryably) beats accepting and then evicting what was acknowledged.
-        if self.assembly.pending_spans >= self.assembly.max_pending_spans or \
-                self.assembly.pending_traces >= self.assembly.max_traces:
+        if self.assembly.pending_spans + self._backlog_items >= self.assembly.max_pending_spans \
+                or self.assembly.pending_traces >= self.assembly.max_traces:
             raise Overloaded("too_many_pending", self._retry_after)
         if self._capacity is not None:
             refusal = self._capacity()
@@ -91,10 +97,37 @@ class Ingest:
         Raises:
             Overloaded: `storage` — the log could not be written; nothing was kept.
         """
+        if decoded.undecoded:
+            # Only scanned by the receiver: log it now, decode it in `run()`.
+            segment = self.spanlog.append(kind, body, decoded.trace_ids)
+            self._backlog.append((kind, body, segment, decoded.undecoded))
+            self._backlog_items += decoded.undecoded
+            self._wake.set()
+            return
         if not decoded.spans and not decoded.logs:
             return
         segment = self.spanlog.append(kind, body, _trace_ids(decoded))
         self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment))
+
+    @property
+    def backlog(self) -> int:
+        """Spans acknowledged and logged but not decoded into the buffers yet."""
+        return self._backlog_items
+
+    async def run(self) -> None:
+        """Decode the bodies receivers only scanned, in arrival order, each in a worker thread
+        (the event loop keeps answering meanwhile), into the buffers. Runs until cancelled;
+        what is still waiting then is in the span log and comes back by `replay()`."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._backlog:
+                kind, body, segment, items = self._backlog[0]
+                decoded = await asyncio.to_thread(decode_body, kind, body)
+                self._backlog.popleft()
+                self._backlog_items -= items
+                self.decoded_later += 1
+                self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment))
 
     def release(self, ready: ReadyTrace | str) -> None:
         """The trace's jobs are in the queue (or it yielded none): drop its log holds.

@@ -38,6 +38,7 @@ __all__ = [
     "decode_json_bytes",
     "decode_logs_protobuf",
     "decode_traces_protobuf",
+    "scan_traces_protobuf",
 ]
 
 _KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -57,12 +58,18 @@ class Decoded:
         logs: decoded log records, in request order.
         refused: refusal counts by reason code (one per refused span, log record or request).
         errors: a few human-readable messages about refusals (for logs and partial_success).
+        undecoded: spans of the request not decoded yet: a receiver only scanned the body
+            (`scan_traces_protobuf`) and leaves the full decode to the sink, off the request
+            path. `spans` is then empty.
+        trace_ids: with `undecoded`, the trace ids of those spans.
     """
 
     spans: list[Span] = field(default_factory=list)
     logs: list[LogEvent] = field(default_factory=list)
     refused: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
+    undecoded: int = 0
+    trace_ids: set[str] = field(default_factory=set)
 
     def refuse(self, reason: Reason, message: str) -> None:
         """Count one refusal and remember its message (the first 20 only).
@@ -139,6 +146,34 @@ def _hex_id(raw: bytes, size: int) -> str | None:
     return raw.hex()
 
 
+def _parse_traces(data: bytes, out: Decoded) -> ExportTraceServiceRequest | None:
+    req = ExportTraceServiceRequest()
+    try:
+        req.ParseFromString(data)
+    except (DecodeError, RecursionError, ValueError) as exc:
+        out.refuse(Reason.MALFORMED_PROTOBUF, f"ExportTraceServiceRequest did not parse: {exc}")
+        return None
+    return req
+
+
+def _checked_ids(s: Any, out: Decoded) -> tuple[bytes, bytes, str | None] | None:
+    """The span's raw trace and span ids and its hex parent id, or None (refused, counted)."""
+    raw_trace, raw_span = s.trace_id, s.span_id
+    if len(raw_trace) != 16 or raw_trace == _ZERO_TRACE:
+        out.refuse(Reason.BAD_TRACE_ID, f"span {s.name!r} has trace id {raw_trace.hex()!r}")
+        return None
+    if len(raw_span) != 8 or raw_span == _ZERO_SPAN:
+        out.refuse(Reason.BAD_SPAN_ID, f"span {s.name!r} has span id {raw_span.hex()!r}")
+        return None
+    raw_parent = s.parent_span_id
+    if raw_parent:
+        if len(raw_parent) != 8 or raw_parent == _ZERO_SPAN:
+            out.refuse(Reason.BAD_PARENT_ID, f"span {s.name!r} has parent id {raw_parent.hex()!r}")
+            return None
+        return raw_trace, raw_span, raw_parent.hex()
+    return raw_trace, raw_span, None
+
+
 def decode_traces_protobuf(data: bytes) -> Decoded:
     """Decode a protobuf `ExportTraceServiceRequest` body.
 
@@ -150,11 +185,8 @@ def decode_traces_protobuf(data: bytes) -> Decoded:
         field, which protobuf refuses) is one `malformed_protobuf` refusal.
     """
     out = Decoded()
-    req = ExportTraceServiceRequest()
-    try:
-        req.ParseFromString(data)
-    except (DecodeError, RecursionError, ValueError) as exc:
-        out.refuse(Reason.MALFORMED_PROTOBUF, f"ExportTraceServiceRequest did not parse: {exc}")
+    req = _parse_traces(data, out)
+    if req is None:
         return out
     spans = out.spans
     kind_names, status_names = _KIND_NAMES, _STATUS_NAMES
@@ -163,22 +195,10 @@ def decode_traces_protobuf(data: bytes) -> Decoded:
         for ss in rs.scope_spans:
             scope_name, scope_version = ss.scope.name, ss.scope.version
             for s in ss.spans:
-                # _hex_id, inlined: once per span id on the hot path.
-                raw_trace, raw_span = s.trace_id, s.span_id
-                if len(raw_trace) != 16 or raw_trace == _ZERO_TRACE:
-                    out.refuse(Reason.BAD_TRACE_ID, f"span {s.name!r} has trace id {raw_trace.hex()!r}")
+                ids = _checked_ids(s, out)
+                if ids is None:
                     continue
-                if len(raw_span) != 8 or raw_span == _ZERO_SPAN:
-                    out.refuse(Reason.BAD_SPAN_ID, f"span {s.name!r} has span id {raw_span.hex()!r}")
-                    continue
-                parent: str | None = None
-                raw_parent = s.parent_span_id
-                if raw_parent:
-                    if len(raw_parent) != 8 or raw_parent == _ZERO_SPAN:
-                        out.refuse(Reason.BAD_PARENT_ID,
-                                   f"span {s.name!r} has parent id {raw_parent.hex()!r}")
-                        continue
-                    parent = raw_parent.hex()
+                raw_trace, raw_span, parent = ids
                 status = s.status
                 events = s.events
                 links = s.links
@@ -194,6 +214,29 @@ def decode_traces_protobuf(data: bytes) -> Decoded:
                               _pb_attrs(lk.attributes, out)) for lk in links] if links else [],
                     resource, scope_name, scope_version,
                 ))
+    return out
+
+
+def scan_traces_protobuf(data: bytes) -> Decoded:
+    """Parse a protobuf `ExportTraceServiceRequest` (in C) and check every span's ids, without
+    turning any attribute into a Python value: enough to answer the client (partial success
+    included) and to log the body, while the full decode happens off the request path.
+
+    Returns:
+        No spans; `undecoded` spans that `decode_traces_protobuf` will keep, their
+        `trace_ids`, and the same refusals (spans, reasons, messages) it makes.
+    """
+    out = Decoded()
+    req = _parse_traces(data, out)
+    if req is not None:
+        trace_ids = out.trace_ids
+        for rs in req.resource_spans:
+            for ss in rs.scope_spans:
+                for s in ss.spans:
+                    ids = _checked_ids(s, out)
+                    if ids is not None:
+                        out.undecoded += 1
+                        trace_ids.add(ids[0].hex())
     return out
 
 

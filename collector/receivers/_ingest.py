@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
-from collector.otlp import Decoded, decode_json, decode_logs_protobuf, decode_traces_protobuf
+from collector.otlp import Decoded, decode_json, decode_logs_protobuf, scan_traces_protobuf
 from collector.ports import BodyKind, Overloaded, SpanSink
 from exporters.prometheus import Metrics
 from transforms.reasons import Reason
@@ -108,7 +108,8 @@ def _decode(body: bytes, kind: BodyKind) -> Decoded:
     """Decode `body`; raise ValueError with a message when it is malformed as a whole."""
     try:
         if kind == "traces_protobuf":
-            decoded = decode_traces_protobuf(body)
+            # Ids checked, values not decoded: the sink decodes off the request path.
+            decoded = scan_traces_protobuf(body)
         elif kind == "logs_protobuf":
             decoded = decode_logs_protobuf(body)
         else:
@@ -160,7 +161,7 @@ async def ingest(sink: SpanSink, metrics: Metrics, transport: str, body: bytes,
         decoded = _decode(body, kind)
     except ValueError as exc:
         raise refuse(metrics, "malformed", "malformed", str(exc)) from None
-    n = len(decoded.spans) + len(decoded.logs)
+    n = len(decoded.spans) + len(decoded.logs) + decoded.undecoded
     if n:
         try:
             await sink.accept(decoded, transport, body, kind)

@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from collector.ingest import decode_body
 from collector.otlp import Decoded
 from collector.ports import BodyKind, Overloaded
 from transforms.types import LogEvent, Span
@@ -55,6 +56,11 @@ class RecordingSink:
         if self.accept_error is not None and self.accept_error_times > 0:
             self.accept_error_times -= 1
             raise self.accept_error
+        if decoded.undecoded:  # only scanned by the receiver: decode it, as the app's sink does
+            full = decode_body(kind, body)
+            assert len(full.spans) == decoded.undecoded
+            assert {s.trace_id for s in full.spans} == decoded.trace_ids
+            decoded = Decoded(full.spans, full.logs, decoded.refused, decoded.errors)
         self.calls.append(Call(decoded, transport, body, kind))
 
     @property

@@ -228,3 +228,63 @@ async def test_late_and_evicted_spans_release_their_segments(tmp_path: Path) -> 
                           "traces_protobuf")
     assert evicting.assembly.pending_traces == 1
     assert elog.segments == [2]
+
+
+async def test_scanned_bodies_are_acknowledged_first_and_decoded_after(tmp_path: Path) -> None:
+    """The request path only scans a protobuf trace body (ids checked, nothing decoded); the
+    body is in the log when `accept` returns, counts against capacity until decoded, and a
+    crash before the decode loses nothing."""
+    import asyncio
+
+    from collector.otlp import scan_traces_protobuf
+
+    trace_body, _, trace_id = _sdk_bodies()
+    clock = Clock()
+    ingest = _open(tmp_path, clock, max_pending_spans=3)
+    scanned = scan_traces_protobuf(trace_body)
+    assert scanned.spans == [] and scanned.undecoded == 2 and scanned.trace_ids == {trace_id}
+    await ingest.accept(scanned, "grpc", trace_body, "traces_protobuf")
+    assert ingest.backlog == 2 and ingest.assembly.pending_spans == 0
+    await ingest.accept(scan_traces_protobuf(trace_body), "grpc", trace_body, "traces_protobuf")
+    with pytest.raises(Overloaded):  # 4 waiting for decode, room for 3
+        ingest.check_capacity()
+
+    # crash before anything was decoded: the log has both bodies
+    again = _open(tmp_path, clock)
+    assert again.replay()["spans"] == 4
+    assert again.assembly.pending_spans == 2  # the re-sent copy is a duplicate
+
+    decoder = asyncio.create_task(ingest.run())
+    try:
+        for _ in range(200):
+            if ingest.backlog == 0:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        decoder.cancel()
+    assert ingest.backlog == 0 and ingest.decoded_later == 2
+    assert ingest.assembly.pending_spans == 2
+    clock.now += 1.0
+    [ready] = ingest.assembly.poll()
+    [run] = build_runs(ready.trace).runs
+    assert run.input.input_messages[0].text == "Weather in Paris?"
+
+
+def test_scan_refuses_exactly_what_the_decode_refuses() -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from collector.otlp import decode_traces_protobuf, scan_traces_protobuf
+
+    trace_body, _, _ = _sdk_bodies()
+    req = ExportTraceServiceRequest.FromString(trace_body)
+    spans = req.resource_spans[0].scope_spans[0].spans
+    spans[0].trace_id = b"\x00" * 16
+    spans.add().CopyFrom(spans[1])
+    spans[2].parent_span_id = b"\x01\x02"
+    body = req.SerializeToString()
+    scanned, decoded = scan_traces_protobuf(body), decode_traces_protobuf(body)
+    assert scanned.undecoded == len(decoded.spans) == 1
+    assert scanned.refused == decoded.refused and scanned.errors == decoded.errors
+    assert scan_traces_protobuf(b"\xff\xff not protobuf").refused["malformed_protobuf"] == 1
