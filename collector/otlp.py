@@ -39,6 +39,7 @@ __all__ = [
     "decode_logs_protobuf",
     "decode_traces_protobuf",
     "scan_traces_protobuf",
+    "utf8_text",
 ]
 
 _KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -963,6 +964,16 @@ def decode_json(doc: Any) -> Decoded:
     return out
 
 
+def utf8_text(data: bytes, out: Decoded) -> str:
+    """`data` as text; invalid UTF-8 is replaced and counted (`invalid_utf8`), never fatal."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        out.refuse(Reason.INVALID_UTF8, f"request body is not valid UTF-8 ({exc.reason} at "
+                                        f"byte {exc.start}); bad bytes replaced")
+        return data.decode("utf-8", errors="replace")
+
+
 def decode_json_bytes(data: bytes | str) -> Decoded:
     """Decode the bytes of one OTLP/JSON request body.
 
@@ -971,15 +982,7 @@ def decode_json_bytes(data: bytes | str) -> Decoded:
     types (see `decode_json`), is one `malformed_json` refusal.
     """
     out = Decoded()
-    if isinstance(data, bytes):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            out.refuse(Reason.INVALID_UTF8, f"request body is not valid UTF-8 ({exc.reason} at "
-                                       f"byte {exc.start}); bad bytes replaced")
-            text = data.decode("utf-8", errors="replace")
-    else:
-        text = data
+    text = utf8_text(data, out) if isinstance(data, bytes) else data
     try:
         doc = json.loads(text)
     except RecursionError:

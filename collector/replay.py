@@ -4,6 +4,7 @@ would: what `scorecar demo` drives into the sidecar, and what tests use to repla
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Iterable, Sequence
 from importlib import resources
@@ -84,18 +85,28 @@ def to_readable_spans(spans: Iterable[Span], *, shift_ns: int = 0) -> list[Reada
     return out
 
 
+_EXPORTERS = {
+    ("traces", "grpc"): ("opentelemetry.exporter.otlp.proto.grpc.trace_exporter", "OTLPSpanExporter"),
+    ("traces", "http"): ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "OTLPSpanExporter"),
+    ("logs", "grpc"): ("opentelemetry.exporter.otlp.proto.grpc._log_exporter", "OTLPLogExporter"),
+    ("logs", "http"): ("opentelemetry.exporter.otlp.proto.http._log_exporter", "OTLPLogExporter"),
+}
+
+
+def _official_exporter(signal: Literal["traces", "logs"], endpoint: str,
+                       protocol: Literal["grpc", "http"], timeout: float) -> Any:
+    module, name = _EXPORTERS[signal, protocol]
+    cls = getattr(importlib.import_module(module), name)
+    if protocol == "grpc":
+        return cls(endpoint=f"http://{endpoint}", insecure=True, timeout=timeout)
+    return cls(endpoint=f"http://{endpoint}/v1/{signal}", timeout=timeout)
+
+
 def otlp_span_exporter(endpoint: str, protocol: Literal["grpc", "http"] = "grpc",
                        timeout: float = 10.0) -> SpanExporter:
     """The official OTLP span exporter for `endpoint` (`host:port`), as an agent would set it up."""
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
-            OTLPSpanExporter as GrpcExporter,
-        )
-        return GrpcExporter(endpoint=f"http://{endpoint}", insecure=True, timeout=timeout)
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
-        OTLPSpanExporter as HttpExporter,
-    )
-    return HttpExporter(endpoint=f"http://{endpoint}/v1/traces", timeout=timeout)
+    exporter: SpanExporter = _official_exporter("traces", endpoint, protocol, timeout)
+    return exporter
 
 
 def send_spans(spans: Sequence[Span], exporter: SpanExporter, *, recent: bool = True,
@@ -141,15 +152,7 @@ def to_readable_logs(logs: Iterable[LogEvent], *, shift_ns: int = 0) -> list[Any
 def otlp_log_exporter(endpoint: str, protocol: Literal["grpc", "http"] = "grpc",
                       timeout: float = 10.0) -> Any:
     """The official OTLP log exporter for `endpoint` (`host:port`)."""
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import (
-            OTLPLogExporter as GrpcExporter,
-        )
-        return GrpcExporter(endpoint=f"http://{endpoint}", insecure=True, timeout=timeout)
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import (
-        OTLPLogExporter as HttpExporter,
-    )
-    return HttpExporter(endpoint=f"http://{endpoint}/v1/logs", timeout=timeout)
+    return _official_exporter("logs", endpoint, protocol, timeout)
 
 
 def send_logs(logs: Sequence[LogEvent], exporter: Any, *, batch: int = 512) -> None:

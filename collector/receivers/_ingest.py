@@ -11,7 +11,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
-from collector.otlp import Decoded, decode_json, decode_logs_protobuf, scan_traces_protobuf
+from collector.otlp import (
+    Decoded,
+    decode_json,
+    decode_logs_protobuf,
+    scan_traces_protobuf,
+    utf8_text,
+)
 from collector.ports import BodyKind, Overloaded, SpanSink
 from exporters.prometheus import Metrics
 from transforms.reasons import Reason
@@ -77,12 +83,7 @@ def _decode_json_request(body: bytes, logs: bool) -> Decoded:
         ValueError: the body is not JSON, not an object, or the other signal's request.
     """
     out = Decoded()
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        out.refuse(Reason.INVALID_UTF8, f"request body is not valid UTF-8 ({exc.reason} at "
-                                        f"byte {exc.start}); bad bytes replaced")
-        text = body.decode("utf-8", errors="replace")
+    text = utf8_text(body, out)
     try:
         doc = json.loads(text)
     except RecursionError:
