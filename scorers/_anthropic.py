@@ -20,6 +20,7 @@ and raises the `scorers.errors` tree, the SDK error kept as `__cause__`:
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 import re
@@ -27,9 +28,7 @@ import time
 import typing
 import weakref
 from email.utils import parsedate_to_datetime
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from scorers._provider import JudgeReply, JudgeRequest
 from scorers.errors import (
@@ -41,7 +40,19 @@ from scorers.errors import (
     error_chain,
 )
 
+if TYPE_CHECKING:
+    import anthropic
+
 __all__ = ["AnthropicProvider", "default_model", "native_output_schema"]
+
+
+@functools.cache
+def _sdk() -> Any:
+    """The `anthropic` module, imported on first use: it weighs ~70 MiB of memory, which a
+    sidecar running only code scorers never needs to pay."""
+    import anthropic
+
+    return anthropic
 
 _AUTH_CODES = frozenset({"access_denied", "authentication_error", "forbidden", "invalid_api_key",
                          "permission_denied", "permission_error"})
@@ -51,11 +62,12 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 # ---------------------------------------------------------------------- models
 
 
-def _sdk_models() -> list[str]:
+@functools.cache
+def _sdk_models() -> tuple[str, ...]:
     names: list[str] = []
-    for arg in typing.get_args(anthropic.types.Model):
+    for arg in typing.get_args(_sdk().types.Model):
         names.extend(a for a in typing.get_args(arg) if isinstance(a, str))
-    return names
+    return tuple(names)
 
 
 def _deprecated_models() -> set[str]:
@@ -76,20 +88,27 @@ def default_model() -> str:
     return "claude-haiku-4-5"
 
 
-_SDK_HAS_OUTPUT_CONFIG = "output_config" in inspect.signature(
-    anthropic.resources.messages.AsyncMessages.create).parameters
-_STRUCTURED_OUTPUT_MODELS = frozenset(_sdk_models())
-"""Every Claude model this SDK lists supports structured outputs; other ids (proxies, custom
-deployments) get the forced tool call, which every Claude model supports."""
+@functools.cache
+def _sdk_has_output_config() -> bool:
+    return "output_config" in inspect.signature(
+        _sdk().resources.messages.AsyncMessages.create).parameters
+
+
+@functools.cache
+def _structured_output_models() -> frozenset[str]:
+    """Every Claude model this SDK lists supports structured outputs; other ids (proxies,
+    custom deployments) get the forced tool call, which every Claude model supports."""
+    return frozenset(_sdk_models())
 
 
 def native_output_schema(model: str, json_schema: dict[str, Any]) -> dict[str, Any] | None:
     """The schema to send as Anthropic structured output for `model`, or None when the
     installed SDK or the model does not take one (the judge then forces a tool call)."""
-    if not (_SDK_HAS_OUTPUT_CONFIG and model in _STRUCTURED_OUTPUT_MODELS):
+    if not (_sdk_has_output_config() and model in _structured_output_models()):
         return None
     try:
-        return anthropic.transform_schema(json_schema)
+        schema: dict[str, Any] = _sdk().transform_schema(json_schema)
+        return schema
     except (ValueError, TypeError):
         return None
 
@@ -133,8 +152,8 @@ def is_auth_error(error: BaseException) -> bool:
     """True for `JudgeAuthError`, 401/403 and authentication/permission errors anywhere in the
     cause chain."""
     for err in error_chain(error):
-        if isinstance(err, (JudgeAuthError, anthropic.AuthenticationError,
-                            anthropic.PermissionDeniedError)):
+        if isinstance(err, (JudgeAuthError, _sdk().AuthenticationError,
+                            _sdk().PermissionDeniedError)):
             return True
         if _status(err) in (401, 403) or _codes(err) & _AUTH_CODES:
             return True
@@ -147,7 +166,7 @@ def is_retryable(error: BaseException) -> bool:
     for err in error_chain(error):
         if isinstance(err, ScorecarError):
             return err.retryable
-        if isinstance(err, anthropic.APIConnectionError):  # includes APITimeoutError
+        if isinstance(err, _sdk().APIConnectionError):  # includes APITimeoutError
             return True
         if isinstance(err, TimeoutError):
             return True
@@ -204,9 +223,9 @@ def _error_code(exc: BaseException) -> str | None:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         return f"http_{status}"
-    if isinstance(exc, anthropic.APITimeoutError):
+    if isinstance(exc, _sdk().APITimeoutError):
         return "timeout"
-    if isinstance(exc, anthropic.APIConnectionError):
+    if isinstance(exc, _sdk().APIConnectionError):
         return "connection_error"
     return None
 
@@ -222,7 +241,7 @@ def judge_error(exc: BaseException) -> BaseException:
     if is_auth_error(exc):
         return JudgeAuthError(f"the judge refused our credentials (HTTP {_status(exc)}): "
                               "check the API key and its permissions", code=code)
-    if isinstance(exc, anthropic.APIStatusError):
+    if isinstance(exc, _sdk().APIStatusError):
         if is_retryable(exc):
             return JudgeUnavailableError(f"judge unavailable (HTTP {exc.status_code}): {exc}",
                                          retry_after=_retry_after(exc), code=code)
@@ -231,7 +250,7 @@ def judge_error(exc: BaseException) -> BaseException:
     if is_retryable(exc):
         return JudgeUnavailableError(f"judge unreachable: {type(exc).__name__}: {exc}",
                                      retry_after=_retry_after(exc), code=code)
-    if isinstance(exc, (ValueError, anthropic.APIResponseValidationError)):
+    if isinstance(exc, (ValueError, _sdk().APIResponseValidationError)):
         # A 200 whose body is not a Messages API reply (a broken proxy): not transient.
         return JudgeUnavailableError(f"the judge's response was not a valid API reply: "
                                      f"{type(exc).__name__}: {exc}", retryable=False, code=code)
@@ -267,9 +286,9 @@ class AnthropicProvider:
         client = per_loop.get(key)
         if client is None:
             try:
-                client = anthropic.AsyncAnthropic(api_key=request.api_key,
+                client = _sdk().AsyncAnthropic(api_key=request.api_key,
                                                   base_url=request.base_url, max_retries=0)
-            except anthropic.AnthropicError as exc:
+            except _sdk().AnthropicError as exc:
                 raise _no_credentials(type(exc).__name__) from None
             if client.api_key is None and client.auth_token is None and getattr(
                     client, "credentials", None) is None:
@@ -310,7 +329,7 @@ class AnthropicProvider:
             kwargs["tools"] = [request.tool]
             kwargs["tool_choice"] = {"type": "tool", "name": request.tool["name"]}
         message = await client.messages.create(**kwargs, timeout=request.timeout)
-        if not isinstance(message, anthropic.types.Message):
+        if not isinstance(message, _sdk().types.Message):
             # e.g. a proxy's HTML page with status 200: not retryable unless told so
             raise ValueError(f"expected a Messages API reply, got {type(message).__name__}")
         texts: list[str] = []

@@ -139,3 +139,16 @@ def test_the_anthropic_sdk_is_imported_by_the_provider_module_only() -> None:
     offenders = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "scorers").rglob("*.py"))
                  if "anthropic" in _imported_packages(path) and path.name != "_anthropic.py"]
     assert not offenders, f"only scorers/_anthropic.py may import anthropic: {offenders}"
+
+
+def test_the_sdk_of_the_judge_loads_only_when_a_judge_is_called() -> None:
+    """`anthropic` weighs ~70 MiB: a sidecar with code scorers only never imports it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, collector.app, collector.cli, scorers, scorers.builtin; "
+            "from scorers.builtin import get_builtin; get_builtin('completeness'); "
+            "print('anthropic' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, check=True)
+    assert done.stdout.strip() == "False"

@@ -490,7 +490,7 @@ async def test_auto_falls_back_to_a_forced_tool_without_sdk_structured_outputs(
         fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
     import scorers._anthropic
 
-    monkeypatch.setattr(scorers._anthropic, "_SDK_HAS_OUTPUT_CONFIG", False)
+    monkeypatch.setattr(scorers._anthropic, "_sdk_has_output_config", lambda: False)
     fake_anthropic.enqueue(structured({"score": 0.45}))
     result = await prompt_score_scorer(judge_for(fake_anthropic)).run(make_run())
     assert result.score == 0.45
