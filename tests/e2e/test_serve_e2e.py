@@ -316,3 +316,29 @@ def test_sigterm_stops_cleanly_and_buffered_spans_survive_the_restart(tmp_path: 
     finally:
         serve.kill()
     assert {r["runId"] for r in records} == {r.run_id for r in runs}
+
+
+def test_over_the_memory_limit_receivers_refuse_retryably(tmp_path: Path) -> None:
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    config = base_config(tmp_path)
+    config["limits"] = {"memory_mib": 1}  # far below what any Python process uses
+    body = (ROOT / "examples" / "traces" / "weather-agent.otlp.jsonl").read_bytes().splitlines()[0]
+    with ServeProcess(config, tmp_path) as serve:
+        request = urllib.request.Request(f"http://{serve.http_endpoint}/v1/traces", data=body,
+                                         headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 503 and int(refused.value.headers["Retry-After"]) >= 1
+        with grpc.insecure_channel(serve.grpc_endpoint) as channel:
+            stub = trace_service_pb2_grpc.TraceServiceStub(channel)
+            with pytest.raises(grpc.RpcError) as unavailable:
+                stub.Export(trace_service_pb2.ExportTraceServiceRequest(), timeout=10)
+        assert unavailable.value.code() == grpc.StatusCode.UNAVAILABLE
+        trailers = dict(unavailable.value.trailing_metadata() or ())
+        assert "google.rpc.retryinfo-bin" in trailers
+        samples = metrics(serve.metrics_url)
+        serve.terminate()
+    assert total(samples, "scorecar_spans_refused_total", reason="memory") == 2
+    assert read_jsonl(tmp_path / "scores.jsonl") == []
