@@ -342,3 +342,11 @@ def test_over_the_memory_limit_receivers_refuse_retryably(tmp_path: Path) -> Non
         serve.terminate()
     assert total(samples, "scorecar_spans_refused_total", reason="memory") == 2
     assert read_jsonl(tmp_path / "scores.jsonl") == []
+
+
+def test_health_and_readiness_endpoints(tmp_path: Path) -> None:
+    with ServeProcess(base_config(tmp_path), tmp_path) as serve:
+        for path, body in (("/healthz", "ok"), ("/readyz", "ready")):
+            with urllib.request.urlopen(f"{serve.metrics_url}{path}", timeout=10) as resp:
+                assert resp.status == 200 and resp.read().decode().strip() == body
+        serve.terminate()
