@@ -1,5 +1,6 @@
 """Golden tests: spans real instrumentation libraries produced (tests/testdata/captures/,
-written by the capture scripts without importing scorecar) -> the runs the drivers expect."""
+written by the capture scripts without importing scorecar) -> the whole runs the drivers expect,
+compared field by field with what `scorecar inspect` prints (rule: tests/transforms/_golden.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
-from tests.transforms._runs import compare_run, decode_file, runs_of
+from collector.cli import main
+from tests.transforms._golden import NOT_COMPARED, compare_whole_run, expected_runs, load_supplement
+from tests.transforms._runs import decode_file, runs_of
 
 CAPTURES = Path(__file__).resolve().parents[1] / "testdata" / "captures"
 # Every library scorecar reads (transforms parts 1 and 2); each must have captures, and every
@@ -18,6 +22,9 @@ REQUIRED_LIBRARIES = {"genai-openai-v2", "genai-openai-v2-events", "openinferenc
                       "openllmetry", "mastra", "vercel-ai-v6", "vercel-ai-v7", "anthropic-sdk",
                       "openlit", "openai-agents", "pydantic-ai", "langfuse"}
 EXPECTED = sorted(CAPTURES.glob("*/*.expected.json"))
+
+
+SUPPLEMENT = load_supplement()
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -41,6 +48,9 @@ CASES = [pytest.param(p, id=_case_id(p), marks=[pytest.mark.xfail(
 
 @pytest.mark.parametrize("expected_path", CASES)
 def test_capture_rebuilds_expected_runs(expected_path: Path) -> None:
+    # The whole run, every field in order, as `scorecar inspect` prints it (see _golden.py for
+    # the rule, the fields no library can know and the supplement of what drivers recorded).
+    capture_id = _case_id(expected_path)
     expected = _load(expected_path)
     capture = expected_path.with_name(expected_path.name.replace(".expected.json",
                                                                  ".otlp.jsonl"))
@@ -50,14 +60,26 @@ def test_capture_rebuilds_expected_runs(expected_path: Path) -> None:
     assert set(decoded.refused) <= {"log_without_trace"}, decoded.errors
     if decoded.refused:
         assert expected_path.parent.name == "openlit", decoded.refused
-    runs, reasons = runs_of(decoded)
-    assert len(runs) == len(expected["runs"]), (
-        f"{len(runs)} runs ({[r.target.entity_name for r in runs]}), expected "
-        f"{len(expected['runs'])}; reasons {dict(reasons)}")
+    result = CliRunner().invoke(main, ["inspect", str(capture)])
+    assert result.exit_code == 0, result.output
+    runs = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    want = expected_runs(capture_id, expected, SUPPLEMENT)
+    assert len(runs) == len(want), (
+        f"{len(runs)} runs ({[r['target']['entityName'] for r in runs]}), expected "
+        f"{len(want)}; {result.stderr}")
     problems = []
-    for i, (exp, run) in enumerate(zip(expected["runs"], runs)):
-        problems += [f"run {i}: {p}" for p in compare_run(exp, run)]
+    for i, (exp, run) in enumerate(zip(want, runs)):
+        problems += [f"run {i}: {p}" for p in compare_whole_run(capture_id, exp, run)]
     assert not problems, "\n".join(problems)
+
+
+def test_supplement_and_exemptions_name_existing_captures() -> None:
+    # A stale entry would silently stop applying to anything.
+    ids = {_case_id(p) for p in EXPECTED}
+    stale = (set(SUPPLEMENT["captures"]) | set(NOT_COMPARED)) - ids
+    assert not stale, stale
+    libraries = {p.parent.name for p in EXPECTED}
+    assert set(SUPPLEMENT["libraries"]) <= libraries
 
 
 def test_every_required_library_has_captures() -> None:
