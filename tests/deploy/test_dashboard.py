@@ -34,12 +34,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import prometheus_client
 import pytest
-from prometheus_client import Counter, Gauge, Histogram
 
 from exporters.prometheus import Metrics
 from tests.deploy._prometheus import (
@@ -90,12 +91,13 @@ def exposed_series() -> dict[str, set[str]]:
     suffixes) -> its label names (`le` for buckets)."""
     out: dict[str, set[str]] = {}
     for metric in vars(Metrics()).values():
-        if not isinstance(metric, Counter | Gauge | Histogram):
+        if not isinstance(metric, prometheus_client.Counter | prometheus_client.Gauge
+                          | prometheus_client.Histogram):
             continue
         name, labels = metric._name, set(metric._labelnames)  # noqa: SLF001 - no public API
-        if isinstance(metric, Counter):
+        if isinstance(metric, prometheus_client.Counter):
             out[f"{name}_total"] = labels
-        elif isinstance(metric, Histogram):
+        elif isinstance(metric, prometheus_client.Histogram):
             out[f"{name}_bucket"] = labels | {"le"}
             out[f"{name}_sum"] = labels
             out[f"{name}_count"] = labels
@@ -267,7 +269,9 @@ def test_scorer_panels_link_to_their_evaluation_spans() -> None:
 def _judge_reply(request: RecordedRequest) -> Reply:
     """A valid answer-relevancy verdict for a structured request, a short reason otherwise."""
     body = request.body if isinstance(request.body, dict) else {}
-    if request.forced_tool or "output_config" in body:
+    config = body.get("output_config")
+    if request.forced_tool or "output_format" in body or (
+            isinstance(config, dict) and "format" in config):
         return structured({"results": [
             {"statement": "The answer talks about the weather asked for.", "result": "yes",
              "reason": "It addresses the question."},
@@ -508,4 +512,9 @@ def test_the_judge_ran_against_the_fake_and_its_errors_are_counted(live: Live) -
     assert float(counted[0]["value"][1]) == replies
     errors = prom.query('sum(scorecar_judge_requests_total{outcome="retryable"})')
     assert float(errors[0]["value"][1]) == 2  # one 529 per round
+    assert not getattr(live.fake, "rejections", []), "the fake refused judge requests"
+    records = [json.loads(line) for line in
+               live.demo.records.read_text(encoding="utf-8").splitlines() if line]
+    judged = Counter(r["status"] for r in records if r["scorerId"] == "answer_relevancy")
+    assert judged["scored"] >= 2 * 10 and judged["failed"] == 2, judged
     assert live.version.startswith("prometheus, version ")
