@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.table import Table
 
 from collector.app import Sidecar
-from collector.config import Config, load_config
+from collector.config import Config, build_judge, load_config
 from collector.inspect import read_otlp_file
 from collector.replay import demo_trace_files, otlp_span_exporter, send_spans
 from collector.specs import ScorerSpec
-from scorers import Judge, ScoreRecord
+from scorers import ScoreRecord
 from scorers.builtin import get_builtin
 
 __all__ = ["DEMO_SCORERS", "demo_config", "demo_specs", "run_demo"]
@@ -51,7 +51,10 @@ def demo_specs(with_judge: bool) -> list[ScorerSpec]:
     """The built-in code scorers, plus answer relevancy when a key is available."""
     specs = [ScorerSpec(get_builtin(i, **options)) for i, options in DEMO_SCORERS]
     if with_judge:
-        specs.append(ScorerSpec(get_builtin(JUDGE_SCORER, judge=Judge()), timeout=120.0))
+        # The sidecar's default judge block: the SDK's key and URL variables, and its retries
+        # (429/529/5xx retried up to 3 times, as under `scorecar serve`).
+        judge = build_judge(load_config(None, env={}).judge)
+        specs.append(ScorerSpec(get_builtin(JUDGE_SCORER, judge=judge), timeout=120.0))
     return specs
 
 

@@ -516,5 +516,6 @@ def test_the_judge_ran_against_the_fake_and_its_errors_are_counted(live: Live) -
     records = [json.loads(line) for line in
                live.demo.records.read_text(encoding="utf-8").splitlines() if line]
     judged = Counter(r["status"] for r in records if r["scorerId"] == "answer_relevancy")
-    assert judged["scored"] >= 2 * 10 and judged["failed"] == 2, judged
+    # the demo's judge retries as `serve`'s default judge block does: each 529 is retried
+    assert judged["scored"] >= 2 * 10 and judged["failed"] == 0, judged
     assert live.version.startswith("prometheus, version ")
