@@ -150,9 +150,14 @@ def test_helm_is_helm_4(helm: Path) -> None:
     assert _tools.tool_version(helm).startswith("v4.")
 
 
-@pytest.mark.parametrize("values", [None, "values-production.yaml", "values-loadbalancing.yaml"])
+@pytest.mark.parametrize("values", [None, "mode=sidecar", "values-production.yaml",
+                                    "values-loadbalancing.yaml"])
 def test_helm_lint_strict(helm: Path, values: str | None) -> None:
-    args = ["lint", "--strict", str(CHART)] + (["-f", str(EXAMPLES / values)] if values else [])
+    args = ["lint", "--strict", str(CHART)]
+    if values and "=" in values:
+        args += ["--set", values]
+    elif values:
+        args += ["-f", str(EXAMPLES / values)]
     out = _run_helm(helm, *args)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "0 chart(s) failed" in out.stdout
@@ -261,6 +266,11 @@ def agent_chart(helm: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = _run_helm(helm, "dependency", "build", str(chart))
     assert out.returncode == 0, out.stderr
     return chart
+
+
+def test_agent_example_lints(helm: Path, agent_chart: Path) -> None:
+    out = _run_helm(helm, "lint", "--strict", "--with-subcharts", str(agent_chart))
+    assert out.returncode == 0 and "0 chart(s) failed" in out.stdout, out.stdout + out.stderr
 
 
 @pytest.mark.parametrize("native", [False, True])
