@@ -76,13 +76,15 @@ def _split_new_input(history: list[NMessage], new: list[NMessage]) -> tuple[int,
 
 
 def _set_result(inv: ToolInvocation, p: NPart | ToolFact) -> None:
+    # An error has no result: a result folded earlier (the error text an app sent back as a
+    # plain tool message) must not survive as one.
     if isinstance(p, NPart):
         if p.is_error:
-            inv.state, inv.error_text = "output-error", str(p.result)
+            inv.state, inv.error_text, inv.result = "output-error", str(p.result), None
         else:
             inv.state, inv.result = "result", p.result
     elif p.error_text is not None:
-        inv.state, inv.error_text = "output-error", p.error_text
+        inv.state, inv.error_text, inv.result = "output-error", p.error_text, None
     elif p.has_result:
         inv.state, inv.result = "result", p.result
 

@@ -37,7 +37,8 @@ def _tool_calls(msg: Message | None) -> list[dict[str, Any]]:
     if msg is None:
         return []
     return [{"toolName": t.tool_name, "toolCallId": t.tool_call_id, "args": t.args,
-             "result": t.result, "state": t.state} for t in msg.tool_invocations]
+             "result": t.result, "state": t.state, "errorText": t.error_text}
+            for t in msg.tool_invocations]
 
 
 def _check_tool_calls(where: str, expected: list[dict[str, Any]], msg: Message | None,
