@@ -35,17 +35,42 @@ TOOL_PARAMETERS = {
     "properties": {"city": {"type": "string"}},
     "required": ["city"],
 }
-WEATHER = {"Paris": {"temp_c": 14, "conditions": "rain"}}
+WEATHER = {"Paris": {"temp_c": 14, "conditions": "rain"}, "Rome": {"temp_c": 21, "conditions": "sunny"}}
 LOOKUP_TEXT = "Let me look that up."
 TURN1_ANSWER = "It is 14°C and raining in Paris."
 TURN2_ANSWER = "Yes, take an umbrella: it is raining in Paris."
 AGENT_NAME = "weather-agent"
 CONVERSATION_ID = "conv-42"
 
+# The `two_tools_and_a_failure` scenario: turn 1 asks for two cities; the model calls
+# get_weather for both in ONE reply (parallel tool calls), Paris answers and Berlin's tool
+# raises; the app reports the error back the way its library does and the model answers
+# about both. Turn 2 asks for Rome and the model calls get_weather(Rome) twice in sequence
+# (same tool name, two call ids, the second after the first's result).
+MULTI_TURN1_USER = "What is the weather in Paris and in Berlin?"
+MULTI_TURN2_USER = "And in Rome? Please check it twice."
+FAILING_CITY = "Berlin"
+TOOL_ERROR = "weather service unavailable for Berlin"
+RECHECK_TEXT = "Let me check again."
+MULTI_TURN1_ANSWER = "It is 14°C and raining in Paris; the weather for Berlin is unavailable."
+MULTI_TURN2_ANSWER = "It is 21°C and sunny in Rome."
+MULTI_CALL_IDS = ("call_paris_1", "call_berlin_1", "call_rome_1", "call_rome_2")
+
+
+class WeatherServiceError(RuntimeError):
+    """What the failing tool raises (its message is `TOOL_ERROR`)."""
+
 
 def get_weather(city: str) -> dict[str, Any]:
     """The scripted tool: the app really runs it and sends its JSON result back."""
     return dict(WEATHER.get(city, {"temp_c": None, "conditions": "unknown"}))
+
+
+def get_weather_or_fail(city: str) -> dict[str, Any]:
+    """The tool of `two_tools_and_a_failure`: raises `WeatherServiceError` for Berlin."""
+    if city == FAILING_CITY:
+        raise WeatherServiceError(TOOL_ERROR)
+    return get_weather(city)
 
 
 @dataclass
@@ -57,13 +82,31 @@ class ToolCallRecord:
     args: Any
     result: Any = None
     has_result: bool = False
+    error: str | None = None
+    """The error text when the tool failed (the app reported it instead of a result)."""
+    error_in_history: str = "output-error"
+    """How a failed call looks when a later request resends it as history: `output-error`
+    when the wire marks the error and the library records the mark (Anthropic `is_error:
+    true`, AI SDK `error-text` output); `result` when the wire has no error flag at all (OpenAI
+    chat completions: the app sends the error text as the tool message's content, so it is
+    that call's result); `unasserted` when the wire marks it but the library's record of the
+    history drops the mark (only name, id and arguments are asserted then)."""
 
-    def expected(self, *, with_id: bool = True) -> dict[str, Any]:
-        """The expectation shape (`toolCalls` item)."""
+    def expected(self, *, with_id: bool = True, in_history: bool = False) -> dict[str, Any]:
+        """The expectation shape (`toolCalls` item); `in_history`: as a later request resent it."""
         out: dict[str, Any] = {"toolName": self.tool_name, "args": self.args}
         if with_id and self.tool_call_id:
             out["toolCallId"] = self.tool_call_id
-        if self.has_result:
+        if self.error is not None:
+            if in_history and self.error_in_history == "unasserted":
+                pass
+            elif in_history and self.error_in_history == "result":
+                out["result"] = self.error
+                out["state"] = "result"
+            else:
+                out["state"] = "output-error"
+                out["errorText"] = self.error
+        elif self.has_result:
             out["result"] = self.result
             out["state"] = "result"
         else:
@@ -81,6 +124,8 @@ class Turn:
         intermediate_text: Assistant text received together with the tool calls.
         tool_calls: Tool calls received (with the results the app sent back).
         final_text: The text of the last model answer.
+        steps: The model replies that asked for tools, in order, as (text, calls), when a turn
+            has several (`add_tool_step`); empty for the one-step turns of the older scenarios.
     """
 
     user_text: str
@@ -88,16 +133,32 @@ class Turn:
     intermediate_text: str | None = None
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     final_text: str = ""
+    steps: list[tuple[str | None, list[ToolCallRecord]]] = field(default_factory=list)
+
+    def add_tool_step(self, text: str | None, calls: list[ToolCallRecord]) -> None:
+        """Record one model reply that asked for tools (its text and calls, in wire order)."""
+        self.steps.append((text, list(calls)))
+        self.intermediate_text = text
+        self.tool_calls.extend(calls)
 
     def remembered_after(self) -> list[dict[str, Any]]:
         """This turn as history for the next one (expectation shape, wire order)."""
         out: list[dict[str, Any]] = [{"role": "user", "text": self.user_text}]
-        if self.tool_calls:
+        if self.steps:
+            for text, calls in self.steps:
+                out.append(
+                    {
+                        "role": "assistant",
+                        "text": text or "",
+                        "toolCalls": [c.expected(in_history=True) for c in calls],
+                    }
+                )
+        elif self.tool_calls:
             out.append(
                 {
                     "role": "assistant",
                     "text": self.intermediate_text or "",
-                    "toolCalls": [c.expected() for c in self.tool_calls],
+                    "toolCalls": [c.expected(in_history=True) for c in self.tool_calls],
                 }
             )
         out.append({"role": "assistant", "text": self.final_text})
@@ -154,6 +215,14 @@ def write_expected(
     }
     path = directory / f"{scenario}.expected.json"
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def write_requests(directory: Path, scenario: str, bodies: list[Any]) -> Path:
+    """Write ``<scenario>.requests.json``: the request bodies the fake provider received, in order
+    (the wire the expectations are checked against)."""
+    path = directory / f"{scenario}.requests.json"
+    path.write_text(json.dumps(bodies, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return path
 
 

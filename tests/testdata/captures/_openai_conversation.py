@@ -16,6 +16,12 @@ from typing import Any
 
 from _common import (
     LOOKUP_TEXT,
+    MULTI_CALL_IDS,
+    MULTI_TURN1_ANSWER,
+    MULTI_TURN1_USER,
+    MULTI_TURN2_ANSWER,
+    MULTI_TURN2_USER,
+    RECHECK_TEXT,
     SYSTEM_PROMPT,
     TOOL_DESCRIPTION,
     TOOL_NAME,
@@ -26,7 +32,9 @@ from _common import (
     TURN2_USER,
     ToolCallRecord,
     Turn,
+    WeatherServiceError,
     get_weather,
+    get_weather_or_fail,
 )
 
 TOOLS = [
@@ -50,6 +58,28 @@ def scripted_replies(fake_openai_module: Any, *, call_id: str = "call_paris_1") 
         ),
         m.TextReply(TURN1_ANSWER),
         m.TextReply(TURN2_ANSWER),
+    ]
+
+
+def scripted_replies_two_tools_and_a_failure(fake_openai_module: Any) -> list[Any]:
+    """The provider's side of `two_tools_and_a_failure` (fake OpenAI replies, in order).
+
+    Turn 1: ONE reply with two parallel tool calls (Paris, Berlin) and a lead-in text, then
+    the answer. Turn 2: get_weather(Rome), then after its result get_weather(Rome) again (a
+    new call id, with the text "Let me check again."), then the answer.
+    """
+    m = fake_openai_module
+    paris, berlin, rome1, rome2 = MULTI_CALL_IDS
+
+    def call(cid: str, city: str) -> Any:
+        return m.ToolCall(cid, TOOL_NAME, json.dumps({"city": city}))
+
+    return [
+        m.ToolCallReply(tool_calls=(call(paris, "Paris"), call(berlin, "Berlin")), text=LOOKUP_TEXT),
+        m.TextReply(MULTI_TURN1_ANSWER),
+        m.ToolCallReply(tool_calls=(call(rome1, "Rome"),)),
+        m.ToolCallReply(tool_calls=(call(rome2, "Rome"),), text=RECHECK_TEXT),
+        m.TextReply(MULTI_TURN2_ANSWER),
     ]
 
 
@@ -101,6 +131,7 @@ def run_turn(
     prior_turns: list[Turn],
     user_text: str,
     run_tool: ToolRunner | None = None,
+    tool_fn: Callable[..., Any] = get_weather,
 ) -> tuple[Turn, list[dict[str, Any]]]:
     """One agent turn: call the model, run tools until it answers; return (turn, new wire history).
 
@@ -112,6 +143,8 @@ def run_turn(
         prior_turns: The earlier turns (for the expected remembered messages).
         user_text: This turn's new user message.
         run_tool: Runs one tool call (may wrap it in a span); gets the record and a thunk.
+        tool_fn: The tool itself. When it raises `WeatherServiceError` the app sends the
+            error text back as the tool message's content (chat completions has no error flag).
     """
     run_tool = run_tool or _plain_tool
     turn = Turn(user_text=user_text, history=[m for t in prior_turns for m in t.remembered_after()])
@@ -120,7 +153,7 @@ def run_turn(
     messages.append({"role": "user", "content": user_text})
     text, calls = _chat(client, model, messages, stream)
     while calls:
-        turn.intermediate_text = text
+        step: list[ToolCallRecord] = []
         messages.append(
             {
                 "role": "assistant",
@@ -134,10 +167,17 @@ def run_turn(
         for cid, name, args in calls:
             decoded = json.loads(args)
             record = ToolCallRecord(cid, name, decoded)
-            result = run_tool(record, lambda decoded=decoded: get_weather(**decoded))
-            record.result, record.has_result = result, True
-            turn.tool_calls.append(record)
-            messages.append({"role": "tool", "tool_call_id": cid, "content": json.dumps(result)})
+            try:
+                result = run_tool(record, lambda decoded=decoded: tool_fn(**decoded))
+            except WeatherServiceError as exc:
+                record.error, record.error_in_history = str(exc), "result"
+                content = str(exc)
+            else:
+                record.result, record.has_result = result, True
+                content = json.dumps(result)
+            step.append(record)
+            messages.append({"role": "tool", "tool_call_id": cid, "content": content})
+        turn.add_tool_step(text, step)
         text, calls = _chat(client, model, messages, stream)
     turn.final_text = text or ""
     messages.append({"role": "assistant", "content": turn.final_text})
@@ -151,6 +191,7 @@ def run_two_turns(
     stream: bool,
     wrap_turn: TurnWrapper | None = None,
     run_tool: ToolRunner | None = None,
+    two_tools_and_a_failure: bool = False,
 ) -> list[Turn]:
     """Run the two scripted turns; return what was sent and received.
 
@@ -160,11 +201,15 @@ def run_two_turns(
         stream: Use ``stream=True`` (with the usage chunk) for every call.
         wrap_turn: Context manager factory around each turn (the app's agent span).
         run_tool: Runs one tool call (may wrap it in a span); gets the record and a thunk.
+        two_tools_and_a_failure: Run that scenario's two turns (script them with
+            `scripted_replies_two_tools_and_a_failure`) with the failing tool.
     """
     wrap_turn = wrap_turn or _no_span
     wire_history: list[dict[str, Any]] = []
     turns: list[Turn] = []
-    for index, user_text in enumerate((TURN1_USER, TURN2_USER)):
+    users = (MULTI_TURN1_USER, MULTI_TURN2_USER) if two_tools_and_a_failure else (TURN1_USER, TURN2_USER)
+    tool_fn = get_weather_or_fail if two_tools_and_a_failure else get_weather
+    for index, user_text in enumerate(users):
         with wrap_turn(index, user_text):
             turn, wire_history = run_turn(
                 client,
@@ -174,6 +219,7 @@ def run_two_turns(
                 prior_turns=turns,
                 user_text=user_text,
                 run_tool=run_tool,
+                tool_fn=tool_fn,
             )
         turns.append(turn)
     return turns

@@ -42,6 +42,7 @@ from _common import (
     otel_providers,
     summarize_capture,
     write_expected,
+    write_requests,
 )
 
 LIBRARY = "genai-openai-v2"
@@ -54,6 +55,9 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "two_turns_tool_event_only": {"stream": False, "agent": True, "content": "event_only"},
     # The OTel SDK's attribute length limit cuts the JSON message attributes mid-string.
     "two_turns_tool_truncated": {"stream": False, "agent": True, "content": "span_only", "limit": 160},
+    # Two parallel tool calls in one reply, Berlin's tool raises; then the same tool twice in
+    # sequence (see _common.py).
+    "two_tools_and_a_failure": {"stream": False, "agent": True, "content": "span_only", "multi": True},
 }
 
 
@@ -67,16 +71,23 @@ def run_scenario(name: str) -> None:
 
     import fake_openai
     import openai
-    from _openai_conversation import run_two_turns, scripted_replies
+    from _openai_conversation import (
+        run_two_turns,
+        scripted_replies,
+        scripted_replies_two_tools_and_a_failure,
+    )
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
     from opentelemetry.trace import SpanKind
     from opentelemetry.util.genai.handler import get_telemetry_handler
     from otlp_capture import OtlpCaptureServer
 
     capture_path = HERE / f"{name}.otlp.jsonl"
-    with OtlpCaptureServer(capture_path) as capture, fake_openai.FakeOpenAI(
-        scripted_replies(fake_openai)
-    ) as provider:
+    script = (
+        scripted_replies_two_tools_and_a_failure(fake_openai)
+        if spec.get("multi")
+        else scripted_replies(fake_openai)
+    )
+    with OtlpCaptureServer(capture_path) as capture, fake_openai.FakeOpenAI(script) as provider:
         tracer_provider, logger_provider = otel_providers(capture.endpoint, "weather-app", logs=True)
         OpenAIInstrumentor().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
         app_tracer = tracer_provider.get_tracer("weather-app")
@@ -114,11 +125,13 @@ def run_scenario(name: str) -> None:
             stream=spec["stream"],
             wrap_turn=agent_span if spec["agent"] else None,
             run_tool=traced_tool if spec["agent"] else None,
+            two_tools_and_a_failure=bool(spec.get("multi")),
         )
         OpenAIInstrumentor().uninstrument()
         tracer_provider.shutdown()  # flushes the batch processors into the capture
         logger_provider.shutdown()
         assert provider.pending == 0, "not every scripted reply was used"
+        sent = [r.body for r in provider.requests]
 
     lib_version = version("opentelemetry-instrumentation-openai-v2")
     if "limit" in spec:
@@ -132,6 +145,12 @@ def run_scenario(name: str) -> None:
             "they are invalid JSON. Each run must be marked truncated (the cut JSON kept as text, "
             "never guessed); the messages themselves are not asserted."
         )
+    elif spec.get("multi"):
+        runs = [
+            agent_run_expectation(t, convention="genai", entity_name=AGENT_NAME) for t in turns
+        ]
+        notes = multi_notes(turns, sent)
+        write_requests(HERE, name, sent)
     elif spec["agent"]:
         runs = [
             agent_run_expectation(t, convention="genai", entity_name=AGENT_NAME) for t in turns
@@ -217,6 +236,32 @@ def run_scenario(name: str) -> None:
         runs=runs,
     )
     print(summarize_capture(capture_path))
+
+
+def multi_notes(turns: list[Any], sent: list[dict[str, Any]]) -> str:
+    """Notes of `two_tools_and_a_failure`, after checking the wire claims they make."""
+    # The requests the fake received: turn 1 = 2 calls, turn 2 = 3 calls; the failing call's
+    # tool message carries the error text as plain content (no error flag exists on this wire).
+    assert [len(b["messages"]) for b in sent] == [2, 5, 7, 9, 11], [len(b["messages"]) for b in sent]
+    berlin = turns[0].tool_calls[1]
+    tool_msgs = [m for m in sent[1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_msgs] == [c.tool_call_id for c in turns[0].tool_calls]
+    assert tool_msgs[1]["content"] == berlin.error, tool_msgs
+    return (
+        "Parallel tool calls. Turn 1 'What is the weather in Paris and in Berlin?': ONE chat "
+        "completion returns two tool_calls (call_paris_1 Paris, call_berlin_1 Berlin) with the text "
+        "'Let me look that up.'; the app runs both in util-genai `execute_tool get_weather` spans; "
+        "Berlin's tool raises WeatherServiceError('weather service unavailable for Berlin'): its "
+        "execute_tool span has status ERROR with that message, error.type=WeatherServiceError and no "
+        "gen_ai.tool.call.result. The app sends the error text as the `tool` message content (chat "
+        "completions has no error flag: on the next chat span's gen_ai.input.messages it is a plain "
+        "tool_call_response), so the call's state output-error can only come from the errored tool "
+        "span. Turn 2 'And in Rome? Please check it twice.': sequential, three chat calls: "
+        "get_weather(Rome) call_rome_1, then after its result get_weather(Rome) again as call_rome_2 "
+        "(same tool name, text 'Let me check again.'), then the answer. Turn 2's remembered messages "
+        "are turn 1 as resent on the wire: there the Berlin call shows the error text as its result "
+        "(state result), because nothing in the resent history marks it as an error."
+    )
 
 
 def main() -> int:

@@ -39,13 +39,17 @@ sys.path.insert(0, str(HERE.parent))
 from _common import (
     AGENT_NAME,
     CONVERSATION_ID,
+    MULTI_TURN1_USER,
+    MULTI_TURN2_USER,
     TURN1_USER,
     TURN2_USER,
     Turn,
     agent_run_expectation,
     get_weather,
+    get_weather_or_fail,
     summarize_capture,
     write_expected,
+    write_requests,
 )
 
 LIBRARY = "openllmetry"
@@ -59,6 +63,10 @@ MODERN_SCENARIOS: dict[str, dict[str, Any]] = {
     "anthropic_agent_two_turns_tool": {"provider": "anthropic", "stream": False, "attributes": True, "workflow": False},
     "anthropic_agent_two_turns_tool_stream": {"provider": "anthropic", "stream": True, "attributes": True, "workflow": False},
     "agent_two_turns_tool_no_content": {"provider": "openai", "stream": False, "attributes": True, "workflow": False, "content": False},
+    # Two parallel tool calls in one reply, Berlin's tool raises; then get_weather(Rome) twice
+    # in sequence (see _common.py). Log events (no call ids on tool messages nor tool spans).
+    "agent_two_tools_and_a_failure_events": {"provider": "openai", "stream": False, "attributes": False, "workflow": False, "multi": True},
+    "anthropic_agent_two_tools_and_a_failure": {"provider": "anthropic", "stream": False, "attributes": True, "workflow": False, "multi": True},
 }
 # traceloop-sdk < 0.50 (e.g. 0.47.5): the legacy indexed gen_ai.prompt.{i}.* / gen_ai.completion.{i}.*
 # attributes (the only span-attribute mode those versions have).
@@ -121,17 +129,25 @@ def run_scenario(name: str) -> None:
             **({} if _is_legacy() else {"use_attributes": spec["attributes"]}),  # < 0.50: always legacy
         )
 
+        multi = bool(spec.get("multi"))
+        tool_impl = get_weather_or_fail if multi else get_weather
+
         @tool(name="get_weather")
         def get_weather_tool(city: str) -> dict[str, Any]:
-            return get_weather(city)
+            return tool_impl(city)
 
         turns: list[Turn] = []
         if spec["provider"] == "openai":
             import fake_openai
             import openai
-            from _openai_conversation import run_turn, scripted_replies
+            from _openai_conversation import (
+                run_turn,
+                scripted_replies,
+                scripted_replies_two_tools_and_a_failure,
+            )
 
-            provider: Any = fake_openai.FakeOpenAI(scripted_replies(fake_openai)).start()
+            script = (scripted_replies_two_tools_and_a_failure if multi else scripted_replies)(fake_openai)
+            provider: Any = fake_openai.FakeOpenAI(script).start()
             client: Any = openai.OpenAI(base_url=provider.base_url, api_key="sk-test", max_retries=0)
             state: dict[str, Any] = {"wire": []}
 
@@ -145,6 +161,7 @@ def run_scenario(name: str) -> None:
                     prior_turns=turns,
                     user_text=question,
                     run_tool=lambda record, _run: get_weather_tool(**record.args),
+                    tool_fn=tool_impl,
                 )
                 turns.append(turn)
                 return turn.final_text
@@ -156,9 +173,12 @@ def run_scenario(name: str) -> None:
             from _anthropic_conversation import MODEL
             from _anthropic_conversation import run_turn as run_anthropic_turn
             from _anthropic_conversation import scripted_replies as anthropic_replies
+            from _anthropic_conversation import (
+                scripted_replies_two_tools_and_a_failure as anthropic_multi,
+            )
 
             provider = fake_anthropic.FakeAnthropic().start()
-            provider.enqueue(*anthropic_replies(fake_anthropic))
+            provider.enqueue(*(anthropic_multi if multi else anthropic_replies)(fake_anthropic))
             # open_telemetry=False: the anthropic SDK (>= 2.x) would otherwise add its own spans
             # as soon as a global tracer provider exists (Traceloop.init registers one).
             client = anthropic.Anthropic(
@@ -186,19 +206,31 @@ def run_scenario(name: str) -> None:
             return [weather_agent(q) for q in questions]
 
         Traceloop.set_association_properties({"session_id": CONVERSATION_ID})
+        questions = [MULTI_TURN1_USER, MULTI_TURN2_USER] if multi else [TURN1_USER, TURN2_USER]
         if spec["workflow"]:
-            chat([TURN1_USER, TURN2_USER])
+            chat(questions)
         else:
-            for question in (TURN1_USER, TURN2_USER):
+            for question in questions:
                 weather_agent(question)
 
         trace.get_tracer_provider().shutdown()  # type: ignore[attr-defined]  # flushes the batch
         if logger_provider is not None:
             logger_provider.shutdown()
         pending = provider.pending
+        sent = [r.body for r in (provider.requests if spec["provider"] == "openai" else provider.message_requests)]
         provider.stop()
         assert pending == 0, "not every scripted reply was used"
 
+    if multi and spec["provider"] == "anthropic":
+        # The app sent is_error: true, but the instrumentation's gen_ai.input.messages drops it
+        # (a tool_call_response part has no error field): resent as history, the failure is
+        # not recorded, so that call's state is not asserted there.
+        for t in turns:
+            for c in t.tool_calls:
+                if c.error is not None:
+                    c.error_in_history = "unasserted"
+        for i, t in enumerate(turns):
+            t.history = [m for prior in turns[:i] for m in prior.remembered_after()]
     lib_version = version("traceloop-sdk")
     runs = [
         agent_run_expectation(t, convention="openllmetry", entity_name=AGENT_NAME, extra={"conversationId": CONVERSATION_ID})
@@ -245,6 +277,9 @@ def run_scenario(name: str) -> None:
         )
     if spec["stream"]:
         notes += "Every model call streamed. "
+    if multi:
+        notes += multi_notes(spec, turns, sent)
+        write_requests(HERE, name, sent)
     if spec["provider"] == "anthropic":
         notes += (
             "Anthropic wire form: the tool result travels in a user message of tool_result blocks "
@@ -252,6 +287,34 @@ def run_scenario(name: str) -> None:
         )
     write_expected(HERE, name, library=LIBRARY, library_version=lib_version, convention="openllmetry", notes=notes, runs=runs)
     print(summarize_capture(capture_path))
+
+
+def multi_notes(spec: dict[str, Any], turns: list[Turn], sent: list[Any]) -> str:
+    """The `two_tools_and_a_failure` part of the notes, after checking the wire."""
+    berlin = turns[0].tool_calls[1]
+    assert berlin.error is not None and len(sent) == 5, (berlin, len(sent))
+    if spec["provider"] == "openai":
+        tool_msgs = [m for m in sent[1]["messages"] if m["role"] == "tool"]
+        assert [m["content"] for m in tool_msgs][1] == berlin.error, tool_msgs
+        how = ("the app sends the error text as the `tool` message content (chat completions has no "
+               "error flag), so resent as turn 2's history that call has the error text as its result")
+    else:
+        results = sent[1]["messages"][-1]["content"]
+        assert results[1] == {"type": "tool_result", "tool_use_id": berlin.tool_call_id,
+                              "content": berlin.error, "is_error": True}, results
+        how = ("the app sends a tool_result block with is_error: true and the error text as content; "
+               "the LLM spans' gen_ai.input.messages drop is_error (the tool_call_response part has "
+               "no error field), so in turn 2's remembered history Berlin's call has only name, id and "
+               "arguments asserted")
+    return (
+        "Scenario two_tools_and_a_failure, parallel tool calls: turn 1 'What is the weather in Paris "
+        "and in Berlin?' gets ONE reply with two get_weather calls (Paris, Berlin) and the text 'Let me "
+        "look that up.'; the app runs both through the @tool span `get_weather.tool` (no call id on it); "
+        "Berlin's raises WeatherServiceError('weather service unavailable for Berlin') — the tool span "
+        f"has status ERROR and an exception event, no entity output — and {how}. Turn 2 'And in Rome? "
+        "Please check it twice.': sequential, get_weather(Rome) then, after its result, get_weather(Rome) "
+        "again (same name, a new call id, text 'Let me check again.'), then the answer. "
+    )
 
 
 def main() -> int:

@@ -38,6 +38,7 @@ from _common import (
     agent_run_expectation,
     summarize_capture,
     write_expected,
+    write_requests,
 )
 
 LIBRARY = "vercel-ai-v6"
@@ -51,11 +52,18 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "generate_two_turns_tool_no_content": {"mode": "generate", "record": False},
     "generate_object": {"mode": "object", "record": True},
     "generate_two_turns_tool_string_result": {"mode": "generate", "record": True, "string_result": True},
+    # Two parallel tool calls in one reply, Berlin's tool throws; then get_weather(Rome) twice in
+    # sequence (see _common.py).
+    "generate_two_tools_and_a_failure": {"mode": "generate", "record": True, "multi": True},
 }
 
 
-def scripted_replies(fake: Any, mode: str) -> list[Any]:
+def scripted_replies(fake: Any, mode: str, multi: bool = False) -> list[Any]:
     """The provider's side of the script."""
+    if multi:
+        from _anthropic_conversation import scripted_replies_two_tools_and_a_failure
+
+        return scripted_replies_two_tools_and_a_failure(fake)
     if mode == "object":
         return [fake.structured(OBJECT)]
     return [
@@ -86,25 +94,31 @@ def turns_from_node(records: list[dict[str, Any]], *, string_result: bool = Fals
         turn = Turn(user_text=rec["user"], history=[m for t in turns for m in t.remembered_after()])
         for step in rec["steps"]:
             results = {r["toolCallId"]: r["output"] for r in step["toolResults"]}
+            errors = {e["toolCallId"]: e["error"] for e in step.get("toolErrors", [])}
             if string_result:  # the app's tool returned JSON text: the result it sent back is that JSON
                 results = {k: json.loads(v) for k, v in results.items()}
             if step["toolCalls"]:
-                turn.intermediate_text = step["text"]
+                calls = []
                 for c in step["toolCalls"]:
                     has = c["toolCallId"] in results
-                    turn.tool_calls.append(ToolCallRecord(c["toolCallId"], c["toolName"], c["input"],
-                                                          results.get(c["toolCallId"]), has))
+                    calls.append(ToolCallRecord(c["toolCallId"], c["toolName"], c["input"],
+                                                results.get(c["toolCallId"]), has,
+                                                error=errors.get(c["toolCallId"])))
+                turn.add_tool_step(step["text"] or None, calls)
             else:
                 turn.final_text = step["text"]
         turns.append(turn)
     return turns
 
 
-def check_requests(mode: str, sent: list[dict[str, Any]]) -> None:
+def check_requests(mode: str, sent: list[dict[str, Any]], multi: bool = False) -> None:
     """What the provider received matches the script (history resent, system prompt every call)."""
     assert all(r.get("system") in (SYSTEM_PROMPT, [{"type": "text", "text": SYSTEM_PROMPT}]) for r in sent), sent
     if mode == "object":
         assert len(sent) == 1
+        return
+    if multi:
+        assert [len(r["messages"]) for r in sent] == [1, 3, 5, 7, 9], [r["messages"] for r in sent]
         return
     assert [len(r["messages"]) for r in sent] == [1, 3, 5], [r["messages"] for r in sent]
 
@@ -117,13 +131,16 @@ def run_scenario(name: str, driver: Path) -> None:
 
     capture_path = HERE / f"{name}.otlp.jsonl"
     with OtlpCaptureServer(capture_path) as capture, fake_anthropic.FakeAnthropic() as provider:
-        provider.enqueue(*scripted_replies(fake_anthropic, spec["mode"]))
+        provider.enqueue(*scripted_replies(fake_anthropic, spec["mode"], bool(spec.get("multi"))))
         result = run_node(driver, name, {**provider.env(), "OTLP_ENDPOINT": capture.endpoint})
         assert provider.pending == 0, "not every scripted reply was used"
         sent = [r.body for r in provider.message_requests]
-    check_requests(spec["mode"], sent)
+    check_requests(spec["mode"], sent, bool(spec.get("multi")))
     version = f"ai {result['aiVersion']}, @ai-sdk/anthropic {result['providerVersion']}"
     runs, notes = expectations(name, spec, result["turns"])
+    if spec.get("multi"):
+        notes = multi_notes(result["turns"], sent)
+        write_requests(HERE, name, sent)
     write_expected(HERE, name, library=LIBRARY, library_version=version, convention="vercel",
                    notes=notes, runs=runs)
     print(summarize_capture(capture_path))
@@ -198,6 +215,34 @@ def expectations(name: str, spec: dict[str, Any], records: list[dict[str, Any]])
             "roots) but carry no content: contentCaptured=false."
         )
     return runs, notes
+
+
+def multi_notes(records: list[dict[str, Any]], sent: list[dict[str, Any]]) -> str:
+    """Notes of `generate_two_tools_and_a_failure`, after checking what the provider received."""
+    errors = [e for rec in records for step in rec["steps"] for e in step.get("toolErrors", [])]
+    assert len(errors) == 1, errors
+    berlin = errors[0]
+    results = sent[1]["messages"][-1]["content"]
+    block = next(b for b in results if b.get("tool_use_id") == berlin["toolCallId"])
+    assert block.get("is_error") is True, results
+    assert berlin["error"] in json.dumps(block["content"]), (berlin, block)
+    return (
+        "Parallel tool calls, generateText (system option, history in `messages`, the app appends "
+        "response.messages after each turn), stopWhen: stepCountIs(5), functionId weather-agent, "
+        "metadata.sessionId conv-42. Turn 1 'What is the weather in Paris and in Berlin?': step 1 is "
+        "ONE reply with the text 'Let me look that up.' and two tool_use blocks (toolu_paris_1 "
+        "Paris, toolu_berlin_1 Berlin): two `ai.toolCall` spans under the root; Berlin's execute "
+        "throws Error('weather service unavailable for Berlin'): its ai.toolCall span has status "
+        "ERROR with that message and an exception event, no ai.toolCall.result; the SDK keeps a "
+        "`tool-error` part and sends the model a tool_result with is_error: true (in the next "
+        "doGenerate's ai.prompt.messages the tool message's output is {type: error-text, value}). "
+        "Step 2 answers about both. Turn 2 'And in Rome? Please check it twice.': sequential, 3 "
+        "steps: toolu_rome_1, then after its result toolu_rome_2 (same tool name, text 'Let me "
+        "check again.'), then the answer. Turn 2's ai.prompt (the app-passed messages) holds turn 1 "
+        "with the tool-error output, so its remembered Berlin call is output-error too. Root "
+        "ai.response.text is the last step's text only; conversationId from "
+        "ai.telemetry.metadata.sessionId."
+    )
 
 
 def main() -> int:

@@ -29,7 +29,13 @@ const TURN2_USER = 'Should I take an umbrella?';
 const OBJECT_PROMPT = 'What is the weather in Paris? Answer as a JSON object.';
 const FUNCTION_ID = 'weather-agent';
 const SESSION_ID = 'conv-42';
-const WEATHER = { Paris: { temp_c: 14, conditions: 'rain' } };
+const WEATHER = { Paris: { temp_c: 14, conditions: 'rain' }, Rome: { temp_c: 21, conditions: 'sunny' } };
+// two_tools_and_a_failure (see ../../_common.py): two cities in one reply, Berlin's tool throws;
+// then the same tool twice in sequence.
+const MULTI_TURN1_USER = 'What is the weather in Paris and in Berlin?';
+const MULTI_TURN2_USER = 'And in Rome? Please check it twice.';
+const FAILING_CITY = 'Berlin';
+const TOOL_ERROR = 'weather service unavailable for Berlin';
 
 const SCENARIOS = {
   generate_two_turns_tool: { mode: 'generate', record: true },
@@ -38,6 +44,7 @@ const SCENARIOS = {
   generate_object: { mode: 'object', record: true },
   // The tool returns its JSON as a string (common in apps): ai.toolCall.result is then double-encoded.
   generate_two_turns_tool_string_result: { mode: 'generate', record: true, stringResult: true },
+  generate_two_tools_and_a_failure: { mode: 'generate', record: true, multi: true },
 };
 
 const scenario = process.argv[2];
@@ -65,6 +72,7 @@ const tools = {
     description: 'Current weather for a city.',
     inputSchema: z.object({ city: z.string() }),
     execute: async ({ city }) => {
+      if (spec.multi && city === FAILING_CITY) throw new Error(TOOL_ERROR);
       const result = WEATHER[city] ?? { temp_c: null, conditions: 'unknown' };
       return spec.stringResult ? JSON.stringify(result) : result;
     },
@@ -79,6 +87,11 @@ function turnRecord(userText, history, steps) {
       text: step.text,
       toolCalls: step.toolCalls.map((c) => ({ toolCallId: c.toolCallId, toolName: c.toolName, input: c.input })),
       toolResults: step.toolResults.map((r) => ({ toolCallId: r.toolCallId, output: r.output })),
+      // A tool that threw: the SDK keeps a `tool-error` content part and sends the model an
+      // `error-text` output (Anthropic: tool_result with is_error: true).
+      toolErrors: step.content
+        .filter((p) => p.type === 'tool-error')
+        .map((p) => ({ toolCallId: p.toolCallId, error: p.error instanceof Error ? p.error.message : String(p.error) })),
       finishReason: step.finishReason,
     });
   }
@@ -88,7 +101,7 @@ function turnRecord(userText, history, steps) {
 async function twoTurns(stream) {
   const messages = [];
   const turns = [];
-  for (const userText of [TURN1_USER, TURN2_USER]) {
+  for (const userText of spec.multi ? [MULTI_TURN1_USER, MULTI_TURN2_USER] : [TURN1_USER, TURN2_USER]) {
     const history = structuredClone(messages);
     messages.push({ role: 'user', content: userText });
     const args = {
