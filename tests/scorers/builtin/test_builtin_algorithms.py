@@ -94,6 +94,10 @@ def test_coverage_rules() -> None:
     assert calculate_coverage(["cat"], ["cats"]) == 0.0  # short words need equality
     assert calculate_coverage(["walk"], ["walked"]) == 1.0  # 4/6 > 0.6
     assert calculate_coverage(["run"], ["running"]) == 0.0
+    # The ratio must be MORE than 0.6: exactly 3/5 does not cover (Mastra's `> 0.6`).
+    assert calculate_coverage(["paris"], ["par"]) == 0.0
+    assert calculate_coverage(["pari"], ["parisian"]) == 0.0  # 4/8
+    assert calculate_coverage(["parisi"], ["pari"]) == 1.0  # 4/6
 
 
 def test_tool_order() -> None:
