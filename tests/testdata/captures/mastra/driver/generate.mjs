@@ -15,7 +15,9 @@
 // Scenarios: three_turns_memory_tool (agent.generate) and three_turns_memory_tool_stream
 // (agent.stream), each a three-turn thread: turn 1 calls get_weather(Paris), turn 2 is a
 // follow-up answered from memory, turn 3 passes a per-call `system` option and calls
-// get_weather(Berlin).
+// get_weather(Berlin). two_tools_and_a_failure (see ../../_common.py): turn 1 asks for Paris and
+// Berlin and the model calls get_weather for both in ONE step (parallel); Berlin's tool throws;
+// turn 2 calls get_weather(Rome) twice in sequence. `node generate.mjs <scenario>` runs one.
 
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -52,6 +54,7 @@ const WORKING_MEMORY_TEMPLATE = '# User\n- Name:\n- Home city:\n';
 const WEATHER = {
   Paris: { temp_c: 14, conditions: 'rain' },
   Berlin: { temp_c: 9, conditions: 'cloudy' },
+  Rome: { temp_c: 21, conditions: 'sunny' },
 };
 
 // The conversation script: per turn, the user text, the model steps, the per-call system option.
@@ -84,6 +87,34 @@ const ERROR_TURNS = [
     steps: [
       { text: null, toolCalls: [{ toolCallId: 'call_atlantis_1', toolName: 'get_weather', args: { city: 'Atlantis' }, error: true }] },
       { text: 'Sorry, I could not get the weather for Atlantis.' },
+    ],
+  },
+];
+
+// two_tools_and_a_failure: two tool calls in one model step, Berlin's tool throws (failingCity);
+// then the same tool twice in sequence. No lead-in texts (agent.generate().text concatenates the
+// text of all steps).
+const MULTI_TOOL_ERROR = 'weather service unavailable for Berlin';
+const MULTI_TURNS = [
+  {
+    user: 'What is the weather in Paris and in Berlin?',
+    steps: [
+      {
+        text: null,
+        toolCalls: [
+          { toolCallId: 'call_paris_1', toolName: 'get_weather', args: { city: 'Paris' } },
+          { toolCallId: 'call_berlin_1', toolName: 'get_weather', args: { city: 'Berlin' }, error: true },
+        ],
+      },
+      { text: 'It is 14°C and raining in Paris; the weather for Berlin is unavailable.' },
+    ],
+  },
+  {
+    user: 'And in Rome? Please check it twice.',
+    steps: [
+      { text: null, toolCalls: [{ toolCallId: 'call_rome_1', toolName: 'get_weather', args: { city: 'Rome' } }] },
+      { text: null, toolCalls: [{ toolCallId: 'call_rome_2', toolName: 'get_weather', args: { city: 'Rome' } }] },
+      { text: 'It is 21°C and sunny in Rome.' },
     ],
   },
 ];
@@ -168,17 +199,21 @@ function scriptedModel(script) {
 
 // ------------------------------------------------------------------------ expectations
 
-function toolCallExpectation(c, result) {
-  if (c.error) return { toolName: c.toolName, toolCallId: c.toolCallId, args: c.args, state: 'output-error' };
+function toolCallExpectation(c, result, errorText) {
+  if (c.error) {
+    const out = { toolName: c.toolName, toolCallId: c.toolCallId, args: c.args, state: 'output-error' };
+    if (errorText !== undefined) out.errorText = errorText;
+    return out;
+  }
   return { toolName: c.toolName, toolCallId: c.toolCallId, args: c.args, result, state: 'result' };
 }
 
 // What a turn becomes in memory, in the shape the expectations use (wire order: the
 // assistant message that asked for the tool, with its result folded in, then the answer).
-function rememberedAfter(turn, results) {
+function rememberedAfter(turn, results, errors = {}) {
   const out = [{ role: 'user', text: turn.user }];
   for (const step of turn.steps) {
-    const calls = (step.toolCalls ?? []).map((c) => toolCallExpectation(c, results[c.toolCallId]));
+    const calls = (step.toolCalls ?? []).map((c) => toolCallExpectation(c, results[c.toolCallId], errors[c.toolCallId]));
     const msg = { role: 'assistant', text: step.text ?? '' };
     if (calls.length) msg.toolCalls = calls;
     out.push(msg);
@@ -202,6 +237,12 @@ function promptView(prompt) {
         const call = byId.get(p.toolCallId);
         if (call) {
           const o = p.output;
+          if (typeof o?.type === 'string' && o.type.startsWith('error')) {
+            // A tool that threw: the model is handed error-text / error-json.
+            call.state = 'output-error';
+            call.errorText = typeof o.value === 'string' ? o.value : JSON.stringify(o.value);
+            continue;
+          }
           call.result = o?.type === 'json' ? o.value : o?.type === 'text' ? safeJson(o.value) : o;
           call.state = 'result';
         }
@@ -245,7 +286,7 @@ function sameJson(a, b) {
 
 // ---------------------------------------------------------------------------------- scenario
 
-async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, notes = null }) {
+async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, notes = null, failingCity = null, errorTexts = false }) {
   const TURNS = turns;
   const THREAD_ID = threadId;
   const capturePath = join(OUT, `${name}.otlp.jsonl`);
@@ -253,6 +294,7 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
   const script = TURNS.flatMap((t) => t.steps);
   const mock = scriptedModel(script);
   const toolResults = {};
+  const toolErrors = {}; // toolCallId -> the error text the model was handed (errorTexts only)
 
   const getWeather = createTool({
     id: 'get_weather',
@@ -260,6 +302,7 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
     inputSchema: z.object({ city: z.string() }),
     outputSchema: z.object({ temp_c: z.number(), conditions: z.string() }),
     execute: async ({ city }) => {
+      if (city === failingCity) throw new Error(MULTI_TOOL_ERROR);
       if (!(city in WEATHER)) throw new Error(`unknown city: ${city}`);
       return WEATHER[city];
     },
@@ -334,8 +377,21 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
       console.warn(`turn ${index + 1}: no working-memory system message seen: ${JSON.stringify(runtime).slice(0, 200)}`);
     }
 
-    const toolCalls = turn.steps.flatMap((s) => s.toolCalls ?? []).map((c) => toolCallExpectation(c, toolResults[c.toolCallId]));
-    runs.push({
+    if (errorTexts) {
+      // The error text each failed call was reported with: what the model received next.
+      for (const prompt of mock.received.slice(before)) {
+        for (const m of promptView(prompt).messages) {
+          for (const c of m.toolCalls ?? []) if (c.state === 'output-error') toolErrors[c.toolCallId] = c.errorText;
+        }
+      }
+      for (const c of turn.steps.flatMap((s) => s.toolCalls ?? [])) {
+        if (c.error && toolErrors[c.toolCallId] === undefined) throw new Error(`no error reported for ${c.toolCallId}`);
+      }
+    }
+    const toolCalls = turn.steps
+      .flatMap((s) => s.toolCalls ?? [])
+      .map((c) => toolCallExpectation(c, toolResults[c.toolCallId], errorTexts ? toolErrors[c.toolCallId] : undefined));
+    const run = {
       convention: 'mastra',
       entityName: AGENT_NAME,
       entityId: AGENT_ID,
@@ -347,8 +403,20 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
       rememberedMessages: expectedRemembered,
       output: { text: finalText, toolCalls },
       contentCaptured: true,
-    });
-    history.push(...rememberedAfter(turn, toolResults));
+    };
+    if (errorTexts) {
+      // The whole-run shape the driver knows: the thread/resource it passed, and the output's
+      // parts model step by model step (tool calls indexed into output.toolCalls).
+      run.requestContext = { resourceId: RESOURCE_ID, threadId: THREAD_ID };
+      let k = 0;
+      run.output.parts = turn.steps.map((step) =>
+        step.toolCalls?.length
+          ? { step: [...(step.text ? [{ text: step.text }] : []), ...step.toolCalls.map(() => ({ toolCall: k++ }))] }
+          : { text: step.text },
+      );
+    }
+    runs.push(run);
+    history.push(...rememberedAfter(turn, toolResults, errorTexts ? toolErrors : {}));
   }
   if (mock.pending() !== 0) throw new Error('not every scripted model step was used');
 
@@ -376,14 +444,38 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
   console.log(`${name}: ${runs.length} runs, ${mock.received.length} model calls`);
 }
 
-await runScenario('three_turns_memory_tool', { stream: false });
-await runScenario('three_turns_memory_tool_stream', { stream: true });
-await runScenario('tool_error', {
-  stream: false,
-  turns: ERROR_TURNS,
-  threadId: 'thread-atlantis',
-  notes:
-    'One turn on a fresh thread (thread-atlantis): get_weather throws "unknown city: Atlantis". The execute_tool ' +
-    'span carries error.type/error.message and no gen_ai.tool.call.result; Mastra hands the error to the model, whose ' +
-    'second step answers. The tool call must come out with state output-error. Working memory is on (runtime tag).',
-});
+const SCENARIOS = {
+  three_turns_memory_tool: { stream: false },
+  three_turns_memory_tool_stream: { stream: true },
+  tool_error: {
+    stream: false,
+    turns: ERROR_TURNS,
+    threadId: 'thread-atlantis',
+    notes:
+      'One turn on a fresh thread (thread-atlantis): get_weather throws "unknown city: Atlantis". The execute_tool ' +
+      'span carries error.type/error.message and no gen_ai.tool.call.result; Mastra hands the error to the model, whose ' +
+      'second step answers. The tool call must come out with state output-error. Working memory is on (runtime tag).',
+  },
+  two_tools_and_a_failure: {
+    stream: false,
+    turns: MULTI_TURNS,
+    threadId: 'thread-multi',
+    failingCity: 'Berlin',
+    errorTexts: true,
+    notes:
+      'Parallel tool calls on a fresh thread (thread-multi), agent.generate() per turn, working memory on (runtime tag). ' +
+      'Turn 1 "What is the weather in Paris and in Berlin?": ONE model step with two tool-call parts (call_paris_1 ' +
+      'Paris, call_berlin_1 Berlin): two execute_tool get_weather spans under that step; Berlin\'s tool throws ' +
+      `Error("${MULTI_TOOL_ERROR}"): its span carries error.type/error.message and no gen_ai.tool.call.result, and ` +
+      'Mastra hands the model an error output (errorText = what the model received). Step 2 answers about both. Turn 2 ' +
+      '"And in Rome? Please check it twice.": sequential, call_rome_1 then, after its result, call_rome_2 (same tool ' +
+      'name), then the answer (three model steps). Turn 2 gets turn 1 from memory, the failed call included (checked ' +
+      'against the prompt the mock model received). No lead-in texts: agent.generate().text concatenates all steps.',
+  },
+};
+
+const only = process.argv[2];
+if (only && !SCENARIOS[only]) throw new Error(`unknown scenario ${only}`);
+for (const [name, options] of Object.entries(SCENARIOS)) {
+  if (!only || only === name) await runScenario(name, options);
+}
