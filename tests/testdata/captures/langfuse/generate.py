@@ -33,15 +33,20 @@ sys.path.insert(0, str(HERE.parent))
 from _common import (
     AGENT_NAME,
     CONVERSATION_ID,
+    MULTI_TURN1_USER,
+    MULTI_TURN2_USER,
     SYSTEM_PROMPT,
     TURN1_USER,
     TURN2_USER,
     ToolCallRecord,
     Turn,
+    WeatherServiceError,
     agent_run_expectation,
     get_weather,
+    get_weather_or_fail,
     summarize_capture,
     write_expected,
+    write_requests,
 )
 
 LIBRARY = "langfuse"
@@ -58,6 +63,9 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "manual_two_turns_tool_stream_with_openai_integration": {
         "style": "manual", "stream": True, "integration": True,
     },
+    # Two parallel tool calls in one reply, Berlin's tool raises; then get_weather(Rome) twice
+    # in sequence (see _common.py).
+    "observe_two_tools_and_a_failure": {"style": "observe", "stream": False, "multi": True},
 }
 
 
@@ -77,15 +85,16 @@ def run_turns(spec: dict[str, Any], provider_url: str) -> list[Turn]:
         client = openai.OpenAI(base_url=provider_url, api_key="sk-test", max_retries=0)
     wire: list[dict[str, Any]] = []
     turns: list[Turn] = []
+    tool_impl = get_weather_or_fail if spec.get("multi") else get_weather
 
     @observe(as_type="tool", name="get_weather")
     def observed_tool(city: str) -> dict[str, Any]:
-        return get_weather(city)
+        return tool_impl(city)
 
     def manual_tool(city: str) -> dict[str, Any]:
         with langfuse.start_as_current_observation(as_type="tool", name="get_weather",
                                                    input={"city": city}) as tool:
-            result = get_weather(city)
+            result = tool_impl(city)
             tool.update(output=result)
             return result
 
@@ -106,15 +115,22 @@ def run_turns(spec: dict[str, Any], provider_url: str) -> list[Turn]:
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, *wire, {"role": "user", "content": user_text}]
         text, calls = model_call(messages)
         while calls:
-            turn.intermediate_text = text
             messages.append({"role": "assistant", "content": text, "tool_calls": [
                 {"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls]})
+            step = []
             for cid, name, args in calls:
                 decoded = json.loads(args)
                 run = observed_tool if spec["style"] == "observe" else manual_tool
-                record = ToolCallRecord(cid, name, decoded, run(**decoded), True)
-                turn.tool_calls.append(record)
-                messages.append({"role": "tool", "tool_call_id": cid, "content": json.dumps(record.result)})
+                record = ToolCallRecord(cid, name, decoded)
+                try:
+                    record.result, record.has_result = run(**decoded), True
+                    content = json.dumps(record.result)
+                except WeatherServiceError as exc:  # chat completions has no error flag
+                    record.error, record.error_in_history = str(exc), "result"
+                    content = record.error
+                step.append(record)
+                messages.append({"role": "tool", "tool_call_id": cid, "content": content})
+            turn.add_tool_step(text, step)
             text, calls = model_call(messages)
         turn.final_text = text or ""
         messages.append({"role": "assistant", "content": turn.final_text})
@@ -128,7 +144,7 @@ def run_turns(spec: dict[str, Any], provider_url: str) -> list[Turn]:
         return one_turn(user_text, current[-1])
 
     with propagate_attributes(session_id=CONVERSATION_ID, user_id="user-ana"):
-        for user_text in (TURN1_USER, TURN2_USER):
+        for user_text in (MULTI_TURN1_USER, MULTI_TURN2_USER) if spec.get("multi") else (TURN1_USER, TURN2_USER):
             turn = Turn(user_text=user_text, history=[m for t in turns for m in t.remembered_after()])
             if spec["style"] == "observe":
                 current.append(turn)
@@ -146,11 +162,12 @@ def run_scenario(name: str) -> None:
     """Run one scenario in this process and write its two files."""
     spec = SCENARIOS[name]
     import fake_openai
-    from _openai_conversation import scripted_replies
+    from _openai_conversation import scripted_replies, scripted_replies_two_tools_and_a_failure
     from otlp_capture import OtlpCaptureServer
 
     capture_path = HERE / f"{name}.otlp.jsonl"
-    with OtlpCaptureServer(capture_path) as capture, fake_openai.FakeOpenAI(scripted_replies(fake_openai)) as provider:
+    script = (scripted_replies_two_tools_and_a_failure if spec.get("multi") else scripted_replies)(fake_openai)
+    with OtlpCaptureServer(capture_path) as capture, fake_openai.FakeOpenAI(script) as provider:
         os.environ.update({
             "LANGFUSE_PUBLIC_KEY": "pk-lf-test",
             "LANGFUSE_SECRET_KEY": "sk-lf-test",
@@ -167,7 +184,8 @@ def run_scenario(name: str) -> None:
         langfuse.shutdown()
         assert provider.pending == 0, "not every scripted reply was used"
         sent = [r.body for r in provider.requests]
-    assert [len(r["messages"]) for r in sent] == [2, 4, 6], [r["messages"] for r in sent]
+    counts = [2, 5, 7, 9, 11] if spec.get("multi") else [2, 4, 6]
+    assert [len(r["messages"]) for r in sent] == counts, [r["messages"] for r in sent]
     assert all(bool(r.get("stream")) == spec["stream"] for r in sent)
 
     runs = [agent_run_expectation(t, convention="langfuse", entity_name=AGENT_NAME,
@@ -195,6 +213,25 @@ def run_scenario(name: str) -> None:
             "propagate_attributes(session_id=conv-42, user_id=user-ana). One trace per turn, agent "
             "observation at the root. Langfuse does not instrument the plain client: the generations "
             "are exactly what the app recorded."
+        )
+    if spec.get("multi"):
+        berlin = turns[0].tool_calls[1]
+        tool_msgs = [m for m in sent[1]["messages"] if m["role"] == "tool"]
+        assert tool_msgs[1] == {"role": "tool", "tool_call_id": berlin.tool_call_id, "content": berlin.error}
+        write_requests(HERE, name, sent)
+        notes += (
+            " Scenario two_tools_and_a_failure, parallel tool calls: turn 1 'What is the weather in Paris "
+            "and in Berlin?' gets ONE completion with two tool_calls (call_paris_1, call_berlin_1) and "
+            "the text 'Let me look that up.'; each runs in an @observe(as_type='tool') observation; "
+            "Berlin's raises WeatherServiceError('weather service unavailable for Berlin'): the "
+            "decorator re-raises and marks that tool observation langfuse.observation.level=ERROR with "
+            "the exception text as langfuse.observation.status_message and span status ERROR (same "
+            "text), no output. No tool observation carries a call id (input = the kwargs dump), so "
+            "the two get_weather observations are placed by order. The app sends the "
+            "error text as the `tool` message content (chat completions has no error flag), so in the "
+            "next generation's input and in turn 2's history it is that call's plain result. Turn 2 "
+            "'And in Rome? Please check it twice.': sequential, call_rome_1 then, after its result, "
+            "call_rome_2 (same name, text 'Let me check again.'), then the answer (3 generations)."
         )
     if spec.get("integration"):
         notes += (
