@@ -45,7 +45,7 @@ def create_completeness_scorer() -> Scorer:
 
     Mastra's `createCompletenessScorer`. Mastra extracts the elements with the `compromise`
     tagger; scorecar uses small English rules instead (`scorers.builtin._elements`), which
-    track Mastra's scores within a mean absolute difference of 0.02 rather than exactly.
+    track Mastra's scores within a mean absolute difference of 0.01 rather than exactly.
 
     Returns:
         An agent scorer with id `completeness`.
