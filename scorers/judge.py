@@ -30,7 +30,7 @@ import inspect
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn
 
@@ -109,6 +109,8 @@ class Judge(BaseModel):
         provider: this judge's own provider; when None, the run's (`Scorer.run(judge_provider=)`
             or `use_judge_provider`), else `default_provider()` (`AnthropicProvider`). For tests:
             `scorers.testing.ScriptedProvider`.
+        sleep: the coroutine function that waits between retries (default `asyncio.sleep`);
+            for tests that check the waits without spending them.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")
@@ -126,6 +128,7 @@ class Judge(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0)
     provider: Any = Field(default=None, repr=False)
+    sleep: Callable[[float], Awaitable[Any]] | None = Field(default=None, repr=False)
 
     @field_validator("input_processors", "output_processors", "error_processors")
     @classmethod
@@ -180,6 +183,7 @@ class Judge(BaseModel):
             temperature=self.temperature,
             provider=(self.provider if self.provider is not None
                       else _CURRENT_PROVIDER.get() or _DEFAULT_PROVIDER),
+            sleep=self.sleep if self.sleep is not None else asyncio.sleep,
         )
 
 
@@ -200,6 +204,7 @@ class ResolvedJudge:
     max_tokens: int
     temperature: float | None
     provider: JudgeProvider = field(repr=False)
+    sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)
 
 
 # ---------------------------------------------------------------------- provider choice
@@ -375,7 +380,7 @@ class _Call:
                     raise
                 retries += 1
                 if decision.delay > 0:
-                    await asyncio.sleep(decision.delay)
+                    await self.judge.sleep(decision.delay)
                 continue
             self.input_tokens += reply.input_tokens
             self.output_tokens += reply.output_tokens
