@@ -13,7 +13,14 @@ from collector.limits import LimitedProvider, TokenBudget, estimate_tokens
 from exporters.prometheus import Metrics
 from scorers import JudgeReply, JudgeRequest
 from scorers.judge import default_provider
-from tests.fakes.fake_anthropic import FakeAnthropic, context_too_long, rate_limited, unauthorized
+from tests.fakes.fake_anthropic import (
+    FakeAnthropic,
+    context_too_long,
+    rate_limited,
+    structured,
+    text,
+    unauthorized,
+)
 
 MODEL = "claude-haiku-4-5"
 
@@ -131,12 +138,13 @@ async def test_outcomes_are_classified_from_real_sdk_errors(fake_anthropic: Fake
     metrics = Metrics()
     limited = LimitedProvider(default_provider(), metrics=metrics)
     req = request(api_key=fake_anthropic.api_key, base_url=fake_anthropic.base_url)
-    fake_anthropic.enqueue(unauthorized(), rate_limited(retry_after=0), context_too_long())
+    fake_anthropic.enqueue(unauthorized(), rate_limited(retry_after=0), context_too_long(),
+                           text("Fine."))
     for _ in range(3):
         with pytest.raises(Exception):  # noqa: B017 - the SDK's own error classes
             await limited.complete(req)
     reply = await limited.complete(req)
-    assert reply.text
+    assert reply.text == "Fine."
     counts = {outcome: sample(metrics, "scorecar_judge_requests_total", model=MODEL,
                               outcome=outcome)
               for outcome in ("ok", "retryable", "auth", "refused", "error")}
@@ -155,19 +163,23 @@ async def test_judge_block_credentials_reach_scorers_without_their_own(
         .generate_score(PromptStep(description="score", create_prompt=lambda run, results: "x"))
     limited = LimitedProvider(default_provider(), metrics=Metrics(),
                               api_key="sk-block-key", base_url=fake_anthropic.base_url)
+    fake_anthropic.api_key = "sk-block-key"  # the server refuses any other key
+    fake_anthropic.enqueue(structured({"score": 0.75}))
     with use_judge_provider(limited):
         result = await scorer.run({"input": {"inputMessages": []}, "output": []})
-    assert result.score == 1.0
+    assert result.score == 0.75
     [sent] = fake_anthropic.message_requests
     assert "sk-block-key" in (sent.headers.get("x-api-key"), sent.headers.get("authorization", "")[7:])
 
     fake_anthropic.clear()
+    fake_anthropic.api_key = "sk-own-key"
+    fake_anthropic.enqueue(structured({"score": 0.5}))
     own = create_scorer(id="own", description="d",
                         judge=Judge(instructions="Rate it.", api_key="sk-own-key",
                                     base_url=fake_anthropic.base_url)) \
         .generate_score(PromptStep(description="score", create_prompt=lambda run, results: "x"))
     with use_judge_provider(LimitedProvider(default_provider(), metrics=Metrics(),
                                             api_key="sk-block-key", base_url="http://unused")):
-        await own.run({"input": {"inputMessages": []}, "output": []})
+        assert (await own.run({"input": {"inputMessages": []}, "output": []})).score == 0.5
     [sent] = fake_anthropic.message_requests
     assert "sk-own-key" in (sent.headers.get("x-api-key"), sent.headers.get("authorization", "")[7:])

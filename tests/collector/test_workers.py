@@ -38,7 +38,7 @@ from scorers.errors import ExportError
 from scorers.judge import default_provider
 from scorers.sampling import is_sampled
 from scorers.types import run_id_for
-from tests.fakes.fake_anthropic import FakeAnthropic, unauthorized
+from tests.fakes.fake_anthropic import FakeAnthropic, structured, unauthorized
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -262,9 +262,10 @@ async def test_judge_scorers_run_under_the_limited_provider(
     metrics = Metrics()
     provider = LimitedProvider(default_provider(), max_concurrency=2, metrics=metrics)
     sink = RecordingSink()
+    fake_anthropic.enqueue(*[structured({"score": s}) for s in (0.2, 0.5, 0.9)])
     await run_pool([ScorerSpec(judge_scorer(fake_anthropic))], [make_run(i) for i in range(3)],
                    [sink], metrics=metrics, provider=provider, budget=provider.budget)
-    assert [r.score for r in sink.records] == [1.0, 1.0, 1.0]
+    assert sorted(r.score or 0.0 for r in sink.records) == [0.2, 0.5, 0.9]  # one reply per job
     assert len(fake_anthropic.requests) == 3
     model = sink.records[0].judge["generate_score"].executions[0].judge_model_id
     assert sample(metrics, "scorecar_judge_requests_total", model=model, outcome="ok") == 3
@@ -292,7 +293,7 @@ async def test_over_the_daily_budget_judge_jobs_are_skipped_and_counted(
 
 async def test_judge_401_fails_without_retry_and_is_reported_once(
         fake_anthropic: FakeAnthropic, caplog: pytest.LogCaptureFixture) -> None:
-    fake_anthropic.default_reply = unauthorized()
+    fake_anthropic.enqueue(unauthorized(), unauthorized(), unauthorized())  # a retry: exhausted
     metrics = Metrics()
     provider = LimitedProvider(default_provider(), metrics=metrics)
     sink = RecordingSink()

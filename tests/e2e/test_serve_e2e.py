@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from collector.inspect import inspect_files, read_otlp_file
 from collector.replay import otlp_log_exporter, otlp_span_exporter, send_logs, send_spans
 from tests.e2e._serve import ServeProcess, base_config, read_jsonl, wait_for_records
-from tests.fakes.fake_anthropic import FakeAnthropic, structured, text, unauthorized
+from tests.fakes.fake_anthropic import FakeAnthropic, structured, text
 from tests.fakes.otlp_backend import OtlpBackend
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,8 +128,7 @@ def test_every_capture_is_scored_like_inspect_rebuilds_it(tmp_path: Path,
 
 def _judge_reply(request: Any) -> Any:
     """Answer relevancy's two prompts: a statement verdict list, then the reason."""
-    body = request.body if isinstance(request.body, dict) else {}
-    if request.forced_tool or "output_config" in body:
+    if request.asks_structured_output:
         return structured({"results": [
             {"statement": "it is raining", "result": "yes", "reason": "on topic"},
             {"statement": "take an umbrella", "result": "yes", "reason": "answers it"}]})
@@ -140,7 +139,8 @@ def test_judge_scorer_runs_against_the_judge_and_the_key_never_leaks(tmp_path: P
     key = "sk-ant-e2e-SECRET-0123456789"
     examples = [ROOT / "examples" / "traces" / "weather-agent.otlp.jsonl"]
     runs = inspect_files(examples).runs
-    with FakeAnthropic(default_reply=_judge_reply) as fake:
+    with FakeAnthropic(api_key=key) as fake:
+        fake.enqueue(*[_judge_reply] * (2 * len(runs)))  # analyze + reason per run, no more
         config = base_config(tmp_path, scorers=[{"scorer": "builtin:answer_relevancy"}])
         config["judge"] = {"api_key_env": "E2E_JUDGE_KEY", "base_url": fake.base_url,
                            "max_retries": 0}
@@ -152,6 +152,7 @@ def test_judge_scorer_runs_against_the_judge_and_the_key_never_leaks(tmp_path: P
                 metrics_text = resp.read().decode()
             serve.terminate()
         requests = fake.message_requests
+        fake.verify()  # every scripted reply used; nothing refused; no stray call
     assert {r["status"] for r in records} == {"scored"}
     assert all(r["score"] == 1.0 for r in records)
     assert all(r["scorer"]["hasJudge"] for r in records)
@@ -169,7 +170,7 @@ def test_judge_scorer_runs_against_the_judge_and_the_key_never_leaks(tmp_path: P
 def test_judge_401_fails_once_without_retries(tmp_path: Path) -> None:
     examples = [ROOT / "examples" / "traces" / "weather-agent.otlp.jsonl"]
     runs = inspect_files(examples).runs
-    with FakeAnthropic(default_reply=unauthorized()) as fake:
+    with FakeAnthropic() as fake:  # it refuses the wrong key itself, as the API does
         config = base_config(tmp_path, scorers=[{"scorer": "builtin:answer_relevancy"},
                                                 {"scorer": "builtin:tone"}])
         config["judge"] = {"api_key_env": "E2E_JUDGE_KEY", "base_url": fake.base_url,
@@ -179,6 +180,10 @@ def test_judge_401_fails_once_without_retries(tmp_path: Path) -> None:
             records = wait_for_records(tmp_path / "scores.jsonl", 2 * len(runs), 60, serve)
             serve.terminate()
         calls = len(fake.message_requests)
+        refused = fake.take_rejections()
+        fake.verify()
+    assert {(r.status, r.message) for r in refused} == {(401, "invalid x-api-key")}
+    assert len(refused) == calls
     judged = [r for r in records if r["scorerId"] == "answer_relevancy"]
     assert {r["status"] for r in judged} == {"failed"}
     assert all(r["error"]["name"] == "JudgeAuthError" for r in judged)

@@ -2,8 +2,33 @@
 
 The real `anthropic` client talks to it through `base_url`, so the judge adapter, its error
 mapping and its retries are exercised over HTTP exactly as in production. Replies are scripted
-per test as a FIFO queue; when the queue is empty the server answers with `default_reply`.
-Every request is recorded (method, path, lower-cased headers, parsed JSON body, arrival time).
+per test as a FIFO queue. Every request is recorded (method, path, lower-cased headers, parsed
+JSON body, arrival time).
+
+It is as strict as the real Messages API, so a test cannot pass on a request the API would refuse:
+
+- no key (`x-api-key`, or `Authorization: Bearer` as the current SDK sends it) → 401
+  `authentication_error`; a key other than `api_key` → 401 `invalid x-api-key`;
+- no `anthropic-version` header (or an unknown version) → 400 `invalid_request_error`;
+- a body that is not a JSON object, that lacks `model`/`max_tokens`/`messages`, or that does not
+  match the installed `anthropic` SDK's own request schema (`anthropic.types.MessageCreateParams`,
+  or `anthropic.types.beta.MessageCreateParams` when an `anthropic-beta` header is sent; checked
+  with a pydantic `TypeAdapter`, unknown keys at any depth refused as "Extra inputs are not
+  permitted", `API_FIELDS_NOT_IN_SDK` excepted) → 400 `invalid_request_error`. Without the SDK
+  (a capture venv that lacks it) only the required keys are checked; `schema` says which.
+
+A refused request takes no scripted reply (the real API answers before any model runs) and is
+listed in `rejections`. The fake also refuses to cover for a test's mistakes, with a 500
+`api_error` whose message starts with "fake Anthropic:" and an entry in `problems`:
+
+- a request arriving when the script is empty ("script exhausted"), unless the test opted in
+  to `default_reply=` (a `Reply`, or a callable of the request);
+- `structured(obj)` scripted for a request that asked for no structured output (neither a forced
+  tool nor `output_config.format` / beta `output_format`): use `text(json.dumps(obj))` to play a
+  model that answers JSON in prose.
+
+`verify()` raises if a scripted reply was not used, or if there are problems or rejections the
+test did not take (`take_rejections()`); the `fake_anthropic` fixture calls it at teardown.
 
 Usage in tests (the `fake_anthropic` fixture in `tests/conftest.py` yields a started server)::
 
@@ -26,9 +51,10 @@ Outside pytest (capture scripts, README runs) it is a context manager::
 Reply builders (each accepts `delay=` seconds, to make a slow reply, and `headers=`):
 
 - `structured(obj)`: the JSON object the request asked for. A forced tool call
-  (`tool_choice: {"type": "tool"}`) gets a `tool_use` block with `obj` as input; any other request
-  (native `output_config` structured output, or a schema injected in the prompt) gets a text block
-  holding `json.dumps(obj)` — which is what Anthropic structured outputs return.
+  (`tool_choice: {"type": "tool"}`) gets a `tool_use` block with `obj` as input; native structured
+  output (`output_config.format`, or the beta `output_format`) gets a text block holding
+  `json.dumps(obj)` — which is what Anthropic structured outputs return. Any other request is an
+  error (see above).
 - `text(s)`: one text block. `tool_use(name, input, text=…, tool_use_id=…)`: one tool_use block
   (after an optional text block).
 - `error(status, type, message)` and the shortcuts `rate_limited(retry_after=…,
@@ -45,9 +71,11 @@ stream can be driven against the same server. Errors are always plain JSON respo
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
+import types
 import uuid
 from collections import deque
 from collections.abc import Callable
@@ -61,8 +89,11 @@ except ImportError:  # pragma: no cover - depends on how the module is imported
     from tests.fakes._http import LoopbackFake, LoopbackServer, read_body, send, sse_event
 
 __all__ = [
+    "API_FIELDS_NOT_IN_SDK",
+    "ANTHROPIC_VERSIONS",
     "FakeAnthropic",
     "RecordedRequest",
+    "Rejection",
     "Reply",
     "context_too_long",
     "disconnect",
@@ -79,6 +110,22 @@ __all__ = [
 ]
 
 FAKE_API_KEY = "sk-ant-fake-key-for-tests"
+
+ANTHROPIC_VERSIONS = frozenset({"2023-01-01", "2023-06-01"})
+"""The long-standing `anthropic-version` values; the installed SDK's own version is known too."""
+
+
+@functools.cache
+def _known_versions() -> frozenset[str]:
+    try:
+        from anthropic._constants import ANTHROPIC_API_VERSION
+    except ImportError:  # no SDK in this venv
+        return ANTHROPIC_VERSIONS
+    return ANTHROPIC_VERSIONS | {ANTHROPIC_API_VERSION}
+
+API_FIELDS_NOT_IN_SDK = frozenset({"temperature", "top_p", "top_k"})
+"""Top-level body fields the API takes that the installed SDK's `MessageCreateParams` no longer
+lists (the judge sends `temperature` through `extra_body`)."""
 
 
 @dataclass
@@ -107,6 +154,15 @@ class RecordedRequest:
             return ""
         return "\n".join(_blocks_text(m.get("content")) for m in self.body.get("messages", [])
                          if isinstance(m, dict) and m.get("role") == "user")
+
+    @property
+    def asks_structured_output(self) -> bool:
+        """True when the request forces a tool or asks for native structured output."""
+        if not isinstance(self.body, dict):
+            return False
+        config = self.body.get("output_config")
+        return (self.forced_tool is not None or "output_format" in self.body
+                or (isinstance(config, dict) and "format" in config))
 
     @property
     def forced_tool(self) -> str | None:
@@ -232,28 +288,229 @@ def disconnect() -> Reply:
     return Reply("disconnect")
 
 
-def _default_reply(request: RecordedRequest) -> Reply:
-    # Structured requests get a valid score; plain ones a short text.
-    body = request.body if isinstance(request.body, dict) else {}
-    if request.forced_tool or "output_config" in body:
-        return structured({"score": 1.0})
-    return text("This is the fake Anthropic server's default reply.")
+@dataclass
+class Rejection:
+    """A request the fake refused as the real API would (it took no scripted reply)."""
+
+    status: int
+    error_type: str
+    """`authentication_error` or `invalid_request_error`."""
+    message: str
+    request: RecordedRequest
+
+
+# ---------------------------------------------------------------------- request checks
+
+
+@functools.cache
+def _sdk_params(beta: bool, stream: bool = False) -> Any:
+    """The SDK's request TypedDict: `MessageCreateParams{Streaming,NonStreaming}` (beta or not).
+
+    `MessageCreateParams` is the union of the two; the one the body's `stream` selects is used,
+    so errors name the field, not the union member. None without the SDK.
+    """
+    try:
+        if beta:
+            from anthropic.types.beta import message_create_params as params
+        else:
+            from anthropic.types import message_create_params as params  # type: ignore[no-redef]
+    except ImportError:  # a capture venv without the SDK: required keys only
+        return None
+    return (params.MessageCreateParamsStreaming if stream
+            else params.MessageCreateParamsNonStreaming)
+
+
+@functools.cache
+def _sdk_validator(beta: bool, stream: bool = False) -> Callable[[Any], Any] | None:
+    """`validate_python` of a pydantic TypeAdapter of `_sdk_params`, or None."""
+    params = _sdk_params(beta, stream)
+    if params is None:
+        return None
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(params).validate_python
+
+
+def schema_name(beta: bool = False) -> str | None:
+    """The SDK schema requests are checked against (None: required keys only)."""
+    if _sdk_validator(beta) is None:
+        return None
+    import anthropic
+
+    module = "anthropic.types.beta" if beta else "anthropic.types"
+    return f"{module}.MessageCreateParams (anthropic {anthropic.__version__})"
+
+
+def _error_text(errors: list[Any], prefix: str) -> str:
+    first = errors[0]
+    # drop the union members pydantic names in the location (`UserMessageParam`, …)
+    parts = [str(p) for p in first["loc"] if not (isinstance(p, str) and p[:1].isupper())]
+    loc = ".".join([prefix, *parts] if prefix else parts)
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{loc}: {first['msg']}{more}"
+
+
+class _Invalid(Exception):
+    pass
+
+
+def _materialize(value: Any, path: str) -> Any:
+    """Consume the lazy `Iterable` validators pydantic returns, validating their items."""
+    if isinstance(value, dict):
+        return {k: _materialize(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_materialize(v, f"{path}.{i}") for i, v in enumerate(value)]
+    if type(value).__name__ == "ValidatorIterator":
+        from pydantic import ValidationError
+
+        items: list[Any] = []
+        try:
+            for item in value:
+                items.append(item)
+        except ValidationError as exc:
+            raise _Invalid(_error_text(exc.errors(), path)) from None
+        return [_materialize(v, f"{path}.{i}") for i, v in enumerate(items)]
+    return value
+
+
+def _unwrap(annotation: Any) -> Any:
+    import typing_extensions as typing  # the SDK's TypedDicts and Required are its own
+
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin in (typing.Annotated, typing.Required, typing.NotRequired):
+            annotation = typing.get_args(annotation)[0]
+        else:
+            return annotation
+
+
+def _is_open_mapping(annotation: Any) -> bool:
+    """`Dict[str, object]`, `object` or `Any`: any keys are allowed under it."""
+    from collections.abc import Mapping
+
+    import typing_extensions as typing
+
+    annotation = _unwrap(annotation)
+    origin = typing.get_origin(annotation)
+    return (annotation in (object, Any, dict)
+            or (isinstance(origin, type) and issubclass(origin, Mapping)))
+
+
+def _extra_inputs(sent: Any, annotation: Any, path: str = "") -> list[str]:
+    """Keys of `sent` that the SDK type `annotation` (a TypedDict tree) does not have.
+
+    Pydantic ignores unknown keys of a TypedDict; the real API refuses them. A union that
+    admits any mapping (`Union[InputSchemaTyped, Dict[str, object]]`) allows any key, and a
+    TypedDict the SDK marks `extra: allow` too; in a union of TypedDicts the one whose `type`
+    literal matches is followed.
+    """
+    from collections.abc import Iterable
+
+    import typing_extensions as typing
+
+    annotation = _unwrap(annotation)
+    origin = typing.get_origin(annotation)
+    found: list[str] = []
+    if origin in (typing.Union, types.UnionType):
+        members = [_unwrap(m) for m in typing.get_args(annotation)]
+        if isinstance(sent, dict):
+            if any(_is_open_mapping(m) for m in members):
+                return []
+            typed = [m for m in members if typing.is_typeddict(m)]
+            tag = sent.get("type")
+            matching = [m for m in typed if typing.get_args(_unwrap(
+                typing.get_type_hints(m).get("type", Any))) == (tag,)] or typed[:1]
+            return _extra_inputs(sent, matching[0], path) if matching else []
+        if isinstance(sent, list):
+            listy = [m for m in members if typing.get_origin(m) is not None
+                     and isinstance(typing.get_origin(m), type)
+                     and issubclass(typing.get_origin(m), Iterable)
+                     and not issubclass(typing.get_origin(m), dict)]
+            return _extra_inputs(sent, listy[0], path) if listy else []
+        return []
+    if typing.is_typeddict(annotation) and isinstance(sent, dict):
+        hints = typing.get_type_hints(annotation, include_extras=True)
+        config = getattr(annotation, "__pydantic_config__", None) or {}
+        for key, value in sent.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key in hints:
+                found += _extra_inputs(value, hints[key], where)
+            elif config.get("extra") != "allow":
+                found.append(where)
+        return found
+    if (isinstance(sent, list) and isinstance(origin, type) and issubclass(origin, Iterable)
+            and not issubclass(origin, (dict, str))):
+        (item,) = typing.get_args(annotation)[:1] or (Any,)
+        for index, value in enumerate(sent):
+            found += _extra_inputs(value, item, f"{path}.{index}")
+    return found
+
+
+def check_request(request: RecordedRequest, api_key: str) -> tuple[int, str, str] | None:
+    """What the real API would refuse `request` with: (status, error type, message), or None."""
+    headers = request.headers
+    authorization = headers.get("authorization", "")
+    key = headers.get("x-api-key") or (authorization[len("Bearer "):]
+                                       if authorization.startswith("Bearer ") else None)
+    if not key:
+        return 401, "authentication_error", "x-api-key header is required"
+    if key != api_key:
+        return 401, "authentication_error", "invalid x-api-key"
+    version = headers.get("anthropic-version")
+    if not version:
+        return 400, "invalid_request_error", "anthropic-version: header is required"
+    if version not in _known_versions():
+        return 400, "invalid_request_error", f"anthropic-version: invalid version {version!r}"
+    body = request.body
+    if not isinstance(body, dict):
+        return 400, "invalid_request_error", "There was an error parsing the body as a JSON object"
+    for name in ("model", "max_tokens", "messages"):
+        if name not in body:
+            return 400, "invalid_request_error", f"{name}: Field required"
+    beta = "anthropic-beta" in headers
+    validate = _sdk_validator(beta, body.get("stream") is True)
+    if validate is None:
+        return None
+    from pydantic import ValidationError
+
+    checked = {k: v for k, v in body.items() if k not in API_FIELDS_NOT_IN_SDK}
+    try:
+        _materialize(validate(checked), "")
+    except ValidationError as exc:
+        return 400, "invalid_request_error", _error_text(exc.errors(), "")
+    except _Invalid as exc:
+        return 400, "invalid_request_error", str(exc)
+    extra = _extra_inputs(checked, _sdk_params(beta, body.get("stream") is True))
+    if extra:
+        return 400, "invalid_request_error", f"{extra[0]}: Extra inputs are not permitted"
+    return None
+
+
+def _fake_error(message: str) -> Reply:
+    return error(500, "api_error", f"fake Anthropic: {message}")
 
 
 class FakeAnthropic(LoopbackFake):
-    """A scripted Messages API server on 127.0.0.1, on a free port.
+    """A scripted, strict Messages API server on 127.0.0.1, on a free port.
 
     Attributes:
         base_url: pass it as the client's `base_url` (no trailing `/v1`).
-        api_key: a fake key; any key is accepted unless a reply says otherwise.
-        requests: every request received, in order.
-        default_reply: used when the script is empty (a `Reply` or a callable of the request).
+        api_key: the one key the server accepts (`FAKE_API_KEY` unless given).
+        requests: every request received, in order (refused ones too).
+        default_reply: opt-in answer when the script is empty (a `Reply` or a callable of the
+            request); None (the default) answers a 500 "script exhausted" and records a problem.
+        rejections: requests refused as the real API would (401/400), in order.
+        problems: the fake's own complaints about the test's script (exhausted, `structured()`
+            for a request that asked for no structured output).
     """
 
-    def __init__(self, *, default_reply: ReplySource | None = None) -> None:
-        self.api_key = FAKE_API_KEY
+    def __init__(self, *, default_reply: ReplySource | None = None,
+                 api_key: str = FAKE_API_KEY) -> None:
+        self.api_key = api_key
         self.requests: list[RecordedRequest] = []
-        self.default_reply: ReplySource = default_reply or _default_reply
+        self.default_reply: ReplySource | None = default_reply
+        self.rejections: list[Rejection] = []
+        self.problems: list[str] = []
         self._script: deque[ReplySource] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -309,17 +566,69 @@ class FakeAnthropic(LoopbackFake):
         """The recorded `POST /v1/messages` requests."""
         return [r for r in list(self.requests) if r.path.split("?")[0] == "/v1/messages"]
 
+    @property
+    def schema(self) -> str | None:
+        """The SDK schema request bodies are checked against (None: required keys only)."""
+        return schema_name()
+
     def clear(self) -> None:
-        """Forget recorded requests and unused scripted replies."""
+        """Forget recorded requests, rejections, problems and unused scripted replies."""
         with self._lock:
             self.requests.clear()
+            self.rejections.clear()
+            self.problems.clear()
             self._script.clear()
+
+    def take_rejections(self) -> list[Rejection]:
+        """The refused requests so far, forgotten (a test that provokes them takes them)."""
+        with self._lock:
+            taken, self.rejections = self.rejections, []
+        return taken
+
+    def verify(self) -> None:
+        """Raise AssertionError unless every scripted reply was used and nothing went wrong.
+
+        "Wrong" is a request refused as the real API would (not taken with `take_rejections`)
+        or a problem with the script (exhausted, `structured()` for an unstructured request).
+        """
+        with self._lock:
+            pending, problems = len(self._script), list(self.problems)
+            rejections = list(self.rejections)
+        complaints = [f"{pending} scripted repl{'y was' if pending == 1 else 'ies were'} "
+                      "never requested"] if pending else []
+        complaints += problems
+        complaints += [f"request #{self.requests.index(r.request) + 1} refused: {r.status} "
+                       f"{r.error_type}: {r.message}" for r in rejections]
+        if complaints:
+            raise AssertionError("fake Anthropic: " + "; ".join(complaints))
 
     def _next_reply(self, request: RecordedRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
-            source = self._script.popleft() if self._script else self.default_reply
-        return source(request) if callable(source) else source
+            number = len(self.requests)
+            refusal = check_request(request, self.api_key)
+            if refusal is not None:
+                status, error_type, message = refusal
+                self.rejections.append(Rejection(status, error_type, message, request))
+                return error(status, error_type, message)
+            if self._script:
+                source: ReplySource | None = self._script.popleft()
+            else:
+                source = self.default_reply
+            if source is None:
+                problem = (f"script exhausted: request #{number} has no scripted reply "
+                           "(enqueue one, or opt in to default_reply=)")
+                self.problems.append(problem)
+                return _fake_error(problem)
+        reply = source(request) if callable(source) else source
+        if reply.kind == "structured" and not request.asks_structured_output:
+            problem = (f"structured() scripted for request #{number}, which asked for no "
+                       "structured output (no forced tool, no output_config.format): script "
+                       "text(json.dumps(obj)) for a model answering JSON in prose")
+            with self._lock:
+                self.problems.append(problem)
+            return _fake_error(problem)
+        return reply
 
 
 # ---------------------------------------------------------------------- HTTP

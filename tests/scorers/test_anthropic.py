@@ -24,7 +24,7 @@ from tests.fakes.fake_anthropic import (
     rate_limited,
     raw,
     server_error,
-    structured,
+    text,
     unauthorized,
 )
 
@@ -73,7 +73,7 @@ async def test_retry_after_is_read_from_the_reply(fake_anthropic: FakeAnthropic)
 
 
 async def test_a_timeout_is_unavailable(fake_anthropic: FakeAnthropic) -> None:
-    fake_anthropic.enqueue(structured({"score": 1.0}, delay=2.0))
+    fake_anthropic.enqueue(text("too late", delay=2.0))
     with pytest.raises(JudgeUnavailableError) as info:
         await AnthropicProvider().complete(request_to(fake_anthropic, timeout=0.2))
     assert isinstance(info.value.__cause__, anthropic.APITimeoutError)

@@ -102,6 +102,7 @@ async def test_api_key_and_base_url_come_from_the_sdk_env_vars(
         fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
+    fake_anthropic.api_key = "sk-ant-from-env"  # the only key the server accepts now
     fake_anthropic.enqueue(structured({"score": 0.25}))
     result = await prompt_score_scorer(Judge(instructions="Judge.")).run(make_run())
     assert result.score == 0.25
@@ -124,7 +125,8 @@ async def test_step_judge_overrides_field_by_field(fake_anthropic: FakeAnthropic
     scorer_judge = judge_for(fake_anthropic, model="claude-sonnet-5-5", max_tokens=300,
                              temperature=0.2)
     step_judge = Judge(model="claude-opus-5-5", json_prompt_injection="system")
-    fake_anthropic.enqueue(structured({"relevant": True, "confidence": 0.9}))
+    # the schema is in the system prompt, not a structured-output request: the model answers text
+    fake_anthropic.enqueue(text(json.dumps({"relevant": True, "confidence": 0.9})))
     result = await analyze_scorer(scorer_judge, step_judge).run(make_run())
     assert result.score == 0.9
     (request,) = fake_anthropic.message_requests
@@ -276,7 +278,7 @@ async def test_inline_fallback_stays_inline(fake_anthropic: FakeAnthropic) -> No
 
 @pytest.mark.parametrize("replies", [
     [text("not json at all"), text("still not json")],
-    [structured({"score": "high"}), structured({"score": "high"})],   # schema-invalid
+    [structured({"score": "high"}), text('{"score": "high"}')],       # schema-invalid
     [structured({"score": True}), text('{"score": NaN}')],            # bool, NaN
     [structured({"verdict": 1}), text("")],                           # missing key, empty
 ])
@@ -316,7 +318,8 @@ async def test_json_schema_dict_output_is_validated(fake_anthropic: FakeAnthropi
                                      create_prompt=lambda run: "Extract claims."))
               .generate_score(lambda run, results:
                               float(len(results.preprocess_step_result["claims"]))))
-    fake_anthropic.enqueue(structured({"claims": "one"}), structured({"claims": ["a", "b"]}))
+    # the fallback asks for the schema in the prompt: its answer is text
+    fake_anthropic.enqueue(structured({"claims": "one"}), text('{"claims": ["a", "b"]}'))
     result = await scorer.run(make_run())
     assert result.score == 2.0
     assert result.preprocess_step_result == {"claims": ["a", "b"]}
@@ -442,7 +445,7 @@ async def test_a_broken_input_processor_fails_the_step_without_a_request(
 ])
 async def test_http_failures_map_to_judge_errors_and_are_not_retried_without_processors(
         fake_anthropic: FakeAnthropic, reply: Any, error: type[Exception]) -> None:
-    fake_anthropic.enqueue(reply, structured({"score": 1.0}))
+    fake_anthropic.enqueue(reply)  # a retry would find the script exhausted
     with pytest.raises(ScorerRunError) as info:
         await prompt_score_scorer(judge_for(fake_anthropic)).run(make_run())
     assert isinstance(info.value.__cause__, error)
@@ -570,15 +573,19 @@ def test_fake_works_as_a_context_manager_outside_pytest() -> None:
     import urllib.request
 
     with FakeAnthropic() as fake:
+        fake.enqueue(text("hello"))
         body = json.dumps({"model": "m", "max_tokens": 5,
                            "messages": [{"role": "user", "content": "x"}]}).encode()
         request = urllib.request.Request(f"{fake.base_url}/v1/messages", data=body,
-                                         headers={"content-type": "application/json"})
+                                         headers={"content-type": "application/json",
+                                                  "x-api-key": fake.api_key,
+                                                  "anthropic-version": "2023-06-01"})
         with urllib.request.urlopen(request) as response:
             reply = json.loads(response.read())
         assert reply["type"] == "message"
-        assert reply["content"][0]["type"] == "text"
+        assert reply["content"] == [{"type": "text", "text": "hello"}]
         assert fake.requests[0].body["model"] == "m"
+        fake.verify()
         port = fake.port
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/messages", timeout=1)
