@@ -50,14 +50,14 @@ def test_judge_scorer_example_against_the_fake_server(fake_anthropic: FakeAnthro
 
 def test_judge_scorer_example_reports_a_bad_key_without_retrying(
         fake_anthropic: FakeAnthropic) -> None:
-    from tests.fakes.fake_anthropic import unauthorized
-
-    fake_anthropic.enqueue(unauthorized())
-    done = run_example("judge_scorer.py", fake_anthropic.env())
-    assert done.returncode != 0
+    done = run_example("judge_scorer.py",
+                       {**fake_anthropic.env(), "ANTHROPIC_API_KEY": "sk-ant-revoked"})
+    assert done.returncode == 1  # sys.exit(message)
     assert done.stderr.strip() == (
         "scoring failed in step analyze: JudgeAuthError: the judge refused our credentials "
         "(HTTP 401): check the API key and its permissions")
+    [refused] = fake_anthropic.take_rejections()  # the fake refused the key, as the API does
+    assert (refused.status, refused.message) == (401, "invalid x-api-key")
     assert len(fake_anthropic.message_requests) == 1
 
 
