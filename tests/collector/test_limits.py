@@ -54,6 +54,25 @@ class SlowProvider:
                           output_tokens=self.output_tokens)
 
 
+class LoopClock:
+    """The running loop's clock, moved by hand: the token buckets (aiolimiter reads
+    `loop.time()` and sets `loop.call_at` timers) wait without spending wall-clock time."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        loop = asyncio.get_running_loop()
+        self.now = loop.time()
+        monkeypatch.setattr(loop, "time", lambda: self.now)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+async def settle() -> None:
+    """Let every task that can run, run (no timer is due unless the clock moved)."""
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
 def sample(metrics: Metrics, name: str, **labels: str) -> float:
     return metrics.registry.get_sample_value(name, labels) or 0.0
 
@@ -63,9 +82,7 @@ async def test_concurrency_cap_holds() -> None:
     limited = LimitedProvider(inner, max_concurrency=3, requests_per_minute=None,
                               metrics=Metrics())
     calls = [asyncio.create_task(limited.complete(request())) for _ in range(10)]
-    for _ in range(20):  # let every task reach the semaphore
-        await asyncio.sleep(0)
-    await asyncio.sleep(0.05)
+    await settle()  # every task reaches the semaphore
     assert inner.in_flight == 3
     inner.gate.set()
     replies = await asyncio.gather(*calls)
@@ -73,7 +90,9 @@ async def test_concurrency_cap_holds() -> None:
     assert inner.max_in_flight == 3
 
 
-async def test_requests_per_minute_bucket_makes_the_next_call_wait() -> None:
+async def test_requests_per_minute_bucket_makes_the_next_call_wait(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = LoopClock(monkeypatch)
     inner = SlowProvider()
     inner.gate.set()
     metrics = Metrics()
@@ -81,15 +100,21 @@ async def test_requests_per_minute_bucket_makes_the_next_call_wait() -> None:
     await limited.complete(request())
     await limited.complete(request())
     third = asyncio.create_task(limited.complete(request()))
-    await asyncio.sleep(0.3)  # the bucket refills one call per 30 s
+    await settle()
     assert not third.done() and inner.calls == 2
-    third.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await third
-    assert sample(metrics, "scorecar_judge_requests_total", model=MODEL, outcome="ok") == 2
+    clock.advance(29.5)  # the bucket refills one call per 30 s
+    await settle()
+    assert not third.done() and inner.calls == 2
+    clock.advance(1.0)
+    await settle()
+    assert third.done() and inner.calls == 3
+    await third
+    assert sample(metrics, "scorecar_judge_requests_total", model=MODEL, outcome="ok") == 3
 
 
-async def test_tokens_per_minute_charges_the_estimate_then_the_real_usage() -> None:
+async def test_tokens_per_minute_charges_the_estimate_then_the_real_usage(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = LoopClock(monkeypatch)
     inner = SlowProvider(input_tokens=150, output_tokens=50)
     inner.gate.set()
     metrics = Metrics()
@@ -102,14 +127,18 @@ async def test_tokens_per_minute_charges_the_estimate_then_the_real_usage() -> N
     for _ in range(3):
         await limited.complete(small)
     blocked = asyncio.create_task(limited.complete(small))
-    await asyncio.sleep(0.3)  # the bucket drips 5 tokens per second
+    await settle()
     assert not blocked.done() and inner.calls == 3
-    blocked.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await blocked
-    assert sample(metrics, "scorecar_judge_tokens_total", model=MODEL, type="input") == 450
-    assert sample(metrics, "scorecar_judge_tokens_total", model=MODEL, type="output") == 150
-    assert limited.budget.used == 600
+    clock.advance(1.0)  # the bucket drips 5 tokens per second: not enough yet
+    await settle()
+    assert not blocked.done() and inner.calls == 3
+    clock.advance(40.0)  # ~195 tokens owed at 5 per second
+    await settle()
+    assert blocked.done() and inner.calls == 4
+    await blocked
+    assert sample(metrics, "scorecar_judge_tokens_total", model=MODEL, type="input") == 600
+    assert sample(metrics, "scorecar_judge_tokens_total", model=MODEL, type="output") == 200
+    assert limited.budget.used == 800
 
 
 def test_token_budget_resets_at_utc_midnight() -> None:
