@@ -109,6 +109,7 @@ async def cost_table(fake: FakeAnthropic) -> None:
         scorer = factory(Judge(api_key=fake.api_key, base_url=fake.base_url), **options)
         result = await scorer.run(realistic_run())
         assert result.score is not None, name
+        fake.verify()  # every scripted reply used, no request the real API would refuse
         chars = sum(len(r.system_text) + len(r.user_text) for r in fake.message_requests)
         print(f"{name:28} {len(fake.message_requests):>5} {chars:>12} {chars // 4:>8}")
 
@@ -145,7 +146,9 @@ async def redactor_share(fake: FakeAnthropic, rounds: int = 15) -> None:
                                               input_processors=processors), reason=False)
         start = time.perf_counter()
         await scorer.run(realistic_run())
-        return time.perf_counter() - start
+        elapsed = time.perf_counter() - start
+        fake.verify()
+        return elapsed
 
     plain, redacted = [], []
     for _ in range(rounds):  # interleaved, so drift hits both alike

@@ -81,6 +81,7 @@ async def bench_judge(calls: int, rounds: int) -> dict[str, float]:
                 for name, fn in kinds.items():
                     samples[name].append(await _per_call(fn, calls))
         await sdk.close()
+        fake.verify()  # every call was one the real API takes
     return {k: statistics.median(v) for k, v in samples.items()}
 
 

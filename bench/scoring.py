@@ -69,8 +69,7 @@ def _judge_reply(delay: float) -> Any:
     from tests.fakes.fake_anthropic import structured, text
 
     def reply(request: Any) -> Any:
-        body = request.body if isinstance(request.body, dict) else {}
-        if request.forced_tool or "output_config" in body:
+        if request.asks_structured_output:
             return structured({"results": [
                 {"statement": "it is sunny", "result": "yes", "reason": "on topic"}]},
                 delay=delay)
