@@ -243,7 +243,7 @@ def test_persistence_modes(helm: Path, tmp_path: Path) -> None:
     (data,) = [v for v in pod_spec(docs)["volumes"] if v["name"] == "scorecar-data"]
     assert data["persistentVolumeClaim"] == {"claimName": "queue"}
     out = try_render(helm, tmp_path, {"replicaCount": 2, "persistence": {"existingClaim": "q"}})
-    assert out.returncode != 0 and "one replica only" in out.stderr
+    assert out.returncode == 1 and "one replica only" in out.stderr
 
 
 def test_sidecar_mode_renders_no_workload(helm: Path, tmp_path: Path) -> None:
@@ -369,7 +369,7 @@ def test_judge_key_comes_only_from_an_existing_secret(helm: Path, tmp_path: Path
 def test_a_key_value_in_values_is_refused_and_never_echoed(helm: Path, tmp_path: Path,
                                                             values: dict[str, Any]) -> None:
     out = try_render(helm, tmp_path, values)
-    assert out.returncode != 0
+    assert out.returncode == 1
     assert "judge" in out.stderr
     assert CANARY not in out.stdout + out.stderr
 
@@ -467,7 +467,7 @@ def test_dashboard_configmap_ships_the_dashboard(helm: Path, tmp_path: Path) -> 
 def test_bad_values_are_refused_by_the_schema(helm: Path, tmp_path: Path,
                                               values: dict[str, Any], message: str) -> None:
     out = try_render(helm, tmp_path, values)
-    assert out.returncode != 0
+    assert out.returncode == 1
     assert "values don't meet the specifications of the schema" in out.stderr
     assert message in out.stderr, out.stderr
 
@@ -480,7 +480,7 @@ def test_impossible_combinations_are_refused_clearly(helm: Path, tmp_path: Path,
                                                      values: dict[str, Any],
                                                      message: str) -> None:
     out = try_render(helm, tmp_path, values)
-    assert out.returncode != 0 and message in out.stderr, out.stderr
+    assert out.returncode == 1 and message in out.stderr, out.stderr
 
 
 # --------------------------------------------------------------------------- monitoring
@@ -545,7 +545,7 @@ def test_a_broken_rule_expression_fails_promtool(helm: Path, promtool: Path,
     path.write_text(yaml.safe_dump(one(docs, "PrometheusRule")["spec"]))
     out = subprocess.run([str(promtool), "check", "rules", str(path)], capture_output=True,
                          text=True, timeout=60)
-    assert out.returncode != 0 and "Broken" in out.stdout + out.stderr
+    assert out.returncode == 1 and "Broken" in out.stdout + out.stderr
 
 
 PROMTOOL_TESTS = """
