@@ -26,9 +26,10 @@ from collector.admin import AdminServer
 from collector.assembly import Assembly, ReadyTrace
 from collector.buildpool import BuildPool, TracePlan, default_processes
 from collector.config import Config
+from collector.forward import Forwarder, ForwardingSink
 from collector.ingest import Ingest
 from collector.limits import LimitedProvider, TokenBudget
-from collector.ports import Overloaded
+from collector.ports import Overloaded, SpanSink
 from collector.queue import JobQueue, LiveCache, MemoryQueue, QueueFull, SqliteQueue
 from collector.receivers import GrpcReceiver, HttpReceiver
 from collector.spanlog import MemorySpanLog, SpanLog, open_spanlog
@@ -109,6 +110,12 @@ class Sidecar:
                                  max_traces=a.max_traces, rescore_late=a.rescore_late,
                                  metrics=self.metrics)
         self.ingest = Ingest(self.spanlog, self.assembly, self.metrics, capacity=self._capacity)
+        # Pass-through (collector.forward): the receivers hand each request to the scoring
+        # path, then to the forwarder's bounded queue (never waiting on it).
+        self.forwarder = (Forwarder.from_config(config.forward, self.metrics)
+                          if config.forward.endpoint else None)
+        self.sink: SpanSink = (ForwardingSink(self.ingest, self.forwarder)
+                               if self.forwarder is not None else self.ingest)
         j = config.judge
         self.budget = TokenBudget(j.daily_token_budget)
         self.provider = LimitedProvider(
@@ -132,10 +139,10 @@ class Sidecar:
         self.http: HttpReceiver | None = None
         r = config.receivers
         if "grpc" in receive:
-            self.grpc = GrpcReceiver(self.ingest, self.metrics, endpoint=r.grpc.endpoint,
+            self.grpc = GrpcReceiver(self.sink, self.metrics, endpoint=r.grpc.endpoint,
                                      max_recv_msg_size_mib=r.grpc.max_recv_msg_size_mib)
         if "http" in receive:
-            self.http = HttpReceiver(self.ingest, self.metrics, endpoint=r.http.endpoint,
+            self.http = HttpReceiver(self.sink, self.metrics, endpoint=r.http.endpoint,
                                      max_recv_msg_size_mib=r.http.max_recv_msg_size_mib)
         self.admin = AdminServer(self.metrics, self._not_ready,
                                  endpoint=config.exporters.prometheus.endpoint)
@@ -177,6 +184,8 @@ class Sidecar:
         self.metrics.queue_depth.set(self.queue.depth())
         self.builder.start()
         await self.workers.start()
+        if self.forwarder is not None:
+            await self.forwarder.start()
         self._loop_task = asyncio.create_task(self._assembly_loop(), name="scorecar-assembly")
         self._decode_task = asyncio.create_task(self.ingest.run(), name="scorecar-decode")
         metrics_port = await self.admin.start() if self._admin_enabled else None
@@ -213,7 +222,10 @@ class Sidecar:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        await self.workers.stop(grace)
+        if self.forwarder is not None:  # flushed within the same grace as in-flight jobs
+            await asyncio.gather(self.workers.stop(grace), self.forwarder.stop(grace))
+        else:
+            await self.workers.stop(grace)
         for sink in self.sinks:
             try:
                 await sink.shutdown()

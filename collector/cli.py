@@ -94,12 +94,6 @@ def _load(config_path: Path | None) -> tuple[Any, Any]:
     except ConfigError as exc:
         click.echo(f"scorecar: {exc}", err=True)
         sys.exit(2)
-    if config.forward.endpoint:
-        # Refused rather than ignored: an operator who set it expects nothing to be lost.
-        click.echo("scorecar: forward.endpoint is set, but pass-through to another collector "
-                   "is not available in this version; remove it and send your telemetry to "
-                   "both destinations (e.g. with an OpenTelemetry Collector in front).", err=True)
-        sys.exit(2)
     return config, specs
 
 

@@ -381,17 +381,66 @@ class ExportersConfig(_Model):
 
 
 class ForwardConfig(_Model):
-    """Pass-through of every received span and log record (DESIGN §6).
+    """Pass-through of every received span and log record (DESIGN §6; `collector.forward`).
+
+    The standard `OTEL_EXPORTER_OTLP_*` variables do not apply here: they configure where
+    scores go (`exporters.otlp`). The forward target is only ever `endpoint`.
 
     Attributes:
-        endpoint: `host:port` or URL of the next collector; None: no forwarding.
+        endpoint: `host:port` or URL of the next collector; None: no forwarding. Over HTTP the
+            base URL: `/v1/traces` and `/v1/logs` are appended.
         protocol: `grpc` or `http/protobuf`.
         headers: sent with every forwarded request (secret: masked in `check-config`).
+        insecure: plaintext when `endpoint` has no scheme (`https://` always means TLS).
+        timeout: seconds per attempt.
+        ca_file: PEM CA bundle that verifies the next collector (None: the system's).
+        cert_file: client certificate for mTLS (with `key_file`).
+        key_file: its private key.
+        queue_size: requests held at most (queued and in flight); past it new requests are
+            dropped and counted (`dropped_full`).
+        queue_max_mib: MiB of request bodies held at most (same drop).
+        consumers: requests in flight at once.
+        initial_backoff: first retry wait in seconds (doubling, jittered).
+        max_backoff: longest retry wait in seconds.
     """
 
     endpoint: OtlpEndpoint | None = None
     protocol: Protocol = "grpc"
     headers: dict[str, str] = Field(default_factory=dict)
+    insecure: bool = True
+    timeout: Seconds = Field(default=10.0, gt=0)
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = Field(default=None, validate_default=True)
+    queue_size: Count = Field(default=1000, ge=1)
+    queue_max_mib: Annotated[float, BeforeValidator(_no_bool),
+                             Field(gt=0, allow_inf_nan=False)] = 64.0
+    consumers: Count = Field(default=4, ge=1, le=256)
+    initial_backoff: Seconds = Field(default=1.0, gt=0)
+    max_backoff: Seconds = Field(default=30.0, gt=0)
+
+    @field_validator("ca_file", "cert_file", "key_file")
+    @classmethod
+    def _file_exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"file not found: {value}")
+        return value
+
+    @field_validator("key_file")
+    @classmethod
+    def _pair(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if (value is None) != (info.data.get("cert_file") is None) and \
+                "cert_file" in info.data:
+            raise ValueError("cert_file and key_file go together: set both or neither")
+        return value
+
+    @field_validator("max_backoff")
+    @classmethod
+    def _not_below_initial(cls, value: float, info: ValidationInfo) -> float:
+        initial = info.data.get("initial_backoff")
+        if isinstance(initial, float) and value < initial:
+            raise ValueError(f"must be at least initial_backoff ({initial:g})")
+        return value
 
 
 class Config(_Model):

@@ -113,6 +113,10 @@ class Metrics:
         self.export = Counter("scorecar_export", "Score record exports by exporter and "
                               "outcome (ok, retry, dropped).", ["exporter", "outcome"],
                               registry=r)
+        self.forward = Counter("scorecar_forward", "Spans and log records passed through to "
+                               "forward.endpoint, by signal (traces, logs) and outcome "
+                               "(forwarded, retried, dropped_full, dropped_permanent, "
+                               "dropped_shutdown).", ["signal", "outcome"], registry=r)
         self.build_reasons = Counter("scorecar_transform_reasons", "Spans, logs and runs the "
                                      "run builder did not use, by reason code.", ["reason"],
                                      registry=r)
