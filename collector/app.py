@@ -140,10 +140,15 @@ class Sidecar:
         r = config.receivers
         if "grpc" in receive:
             self.grpc = GrpcReceiver(self.sink, self.metrics, endpoint=r.grpc.endpoint,
-                                     max_recv_msg_size_mib=r.grpc.max_recv_msg_size_mib)
+                                     max_recv_msg_size_mib=r.grpc.max_recv_msg_size_mib,
+                                     tls=r.grpc.tls, bearer_token=r.grpc.auth.require_token(),
+                                     max_requests_per_second=r.grpc.max_requests_per_second,
+                                     max_concurrent_streams=r.grpc.max_concurrent_streams)
         if "http" in receive:
             self.http = HttpReceiver(self.sink, self.metrics, endpoint=r.http.endpoint,
-                                     max_recv_msg_size_mib=r.http.max_recv_msg_size_mib)
+                                     max_recv_msg_size_mib=r.http.max_recv_msg_size_mib,
+                                     tls=r.http.tls, bearer_token=r.http.auth.require_token(),
+                                     max_requests_per_second=r.http.max_requests_per_second)
         self.admin = AdminServer(self.metrics, self._not_ready,
                                  endpoint=config.exporters.prometheus.endpoint)
         self._wake = asyncio.Event()

@@ -42,6 +42,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from collector.specs import ScorerSpec
@@ -61,10 +62,12 @@ __all__ = [
     "LimitsConfig",
     "OtlpExporterConfig",
     "PrometheusExporterConfig",
+    "ReceiverAuthConfig",
     "ReceiverConfig",
     "ReceiversConfig",
     "ScorerConfig",
     "StorageConfig",
+    "TlsConfig",
     "build_judge",
     "build_scorer_specs",
     "config_to_masked_dict",
@@ -138,11 +141,126 @@ MaxMessageMib = Annotated[float, BeforeValidator(_no_bool),
 # set to twice the application's (DESIGN §6).
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 # --------------------------------------------------------------------------- models
+
+
+def _readable_file(value: Path) -> Path:
+    if not value.is_file():
+        raise ValueError(f"file not found: {value}")
+    try:
+        with value.open("rb"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"cannot read {value}: {exc.strerror or exc}") from None
+    return value
+
+
+ReadableFile = Annotated[Path, AfterValidator(_readable_file)]
+
+
+class TlsConfig(_Model):
+    """TLS on one receiver (off unless `cert_file` is set).
+
+    Attributes:
+        cert_file: the server's PEM certificate (chain); None: plaintext.
+        key_file: its PEM private key (required with `cert_file`).
+        client_ca_file: PEM CA bundle; when set, every client must present a certificate
+            signed by it (mTLS), and connections without one are refused.
+    """
+
+    cert_file: ReadableFile | None = None
+    key_file: ReadableFile | None = None
+    client_ca_file: ReadableFile | None = None
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the receiver serves TLS."""
+        return self.cert_file is not None
+
+    @model_validator(mode="after")
+    def _complete_and_loadable(self) -> TlsConfig:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("cert_file and key_file go together: set both or neither")
+        if self.client_ca_file is not None and self.cert_file is None:
+            raise ValueError("client_ca_file (mTLS) needs cert_file and key_file")
+        if self.cert_file is not None:
+            import ssl  # the files are loaded once here so a bad pair fails before any socket
+
+            try:
+                ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+                ctx.load_cert_chain(self.cert_file, self.key_file)
+                if self.client_ca_file is not None:
+                    ctx.load_verify_locations(cafile=self.client_ca_file)
+            except (ssl.SSLError, OSError, ValueError) as exc:
+                raise ValueError(f"cannot load the certificate, key or client CA: "
+                                 f"{getattr(exc, 'reason', None) or exc}") from None
+        return self
+
+
+class ReceiverAuthConfig(_Model):
+    """Bearer-token auth on one receiver (off unless one source is set).
+
+    The token is not a field: `load_config` reads it from the variable `bearer_token_env` or
+    the file `bearer_token_file` into `token` (a `SecretStr`: never in a dump, repr or error).
+    Clients send `Authorization: Bearer <token>` (gRPC metadata `authorization`).
+
+    Attributes:
+        bearer_token_env: name of the environment variable holding the token.
+        bearer_token_file: a file holding the token (e.g. a mounted Kubernetes secret).
+    """
+
+    bearer_token_env: str | None = None
+    bearer_token_file: Path | None = None
+
+    _token: SecretStr | None = PrivateAttr(default=None)
+
+    @field_validator("bearer_token_env")
+    @classmethod
+    def _is_a_variable_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.match(value):
+            # never echo the value: people paste the token itself here
+            raise ValueError("must be the NAME of an environment variable (letters, digits, _), "
+                             "not the token itself")
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ReceiverAuthConfig:
+        if self.bearer_token_env is not None and self.bearer_token_file is not None:
+            raise ValueError("set bearer_token_env or bearer_token_file, not both")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        """Whether a token source is configured."""
+        return self.bearer_token_env is not None or self.bearer_token_file is not None
+
+    @property
+    def token(self) -> SecretStr | None:
+        """The token read by `load_config` (None: auth off, or a config built in code)."""
+        return self._token
+
+    def require_token(self, env: Mapping[str, str] | None = None) -> SecretStr | None:
+        """The token a receiver checks: None when auth is off.
+
+        A config built in code (not by `load_config`) reads its source now, so auth that is
+        configured is never silently off.
+
+        Raises:
+            ConfigError: a source is set but holds no token.
+        """
+        if not self.enabled or self._token is not None:
+            return self._token
+        token, problem = _read_bearer_token(self, os.environ if env is None else env, "auth")
+        if problem is not None:
+            raise ConfigProblems([str(problem)])
+        return token
 
 
 class ReceiverConfig(_Model):
@@ -152,10 +270,23 @@ class ReceiverConfig(_Model):
         endpoint: `host:port` to listen on (port 0: a free port).
         max_recv_msg_size_mib: largest request accepted, in MiB; larger ones are refused
             (`RESOURCE_EXHAUSTED` / 413).
+        tls: optional TLS / mTLS.
+        max_requests_per_second: export requests per second per client address (token bucket,
+            bursts up to the same number); past it `RESOURCE_EXHAUSTED` + `RetryInfo` / 429 +
+            `Retry-After`, counted `rate_limited`. None: no limit.
+        max_concurrent_streams: gRPC only: concurrent calls per client connection (HTTP/2
+            `SETTINGS_MAX_CONCURRENT_STREAMS`; a further call waits on the client or is
+            refused, retryably, as `UNAVAILABLE`). None: gRPC's default.
+        auth: optional bearer-token auth.
     """
 
     endpoint: HostPort
     max_recv_msg_size_mib: MaxMessageMib = 64
+    tls: TlsConfig = TlsConfig()
+    max_requests_per_second: Annotated[float, BeforeValidator(_no_bool),
+                                       Field(gt=0, allow_inf_nan=False)] | None = None
+    max_concurrent_streams: Count | None = Field(default=None, ge=1)
+    auth: ReceiverAuthConfig = ReceiverAuthConfig()
 
     @property
     def max_recv_msg_size_bytes(self) -> int:
@@ -173,6 +304,18 @@ class ReceiversConfig(_Model):
 
     grpc: ReceiverConfig = ReceiverConfig(endpoint="0.0.0.0:4317")
     http: ReceiverConfig = ReceiverConfig(endpoint="0.0.0.0:4318")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_endpoints(cls, data: Any) -> Any:
+        # `receivers: {grpc: {tls: …}}` (or SCORECAR_RECEIVERS__GRPC__TLS__…) keeps the port.
+        if isinstance(data, dict):
+            data = dict(data)
+            for name, endpoint in (("grpc", "0.0.0.0:4317"), ("http", "0.0.0.0:4318")):
+                part = data.get(name)
+                if isinstance(part, dict) and "endpoint" not in part:
+                    data[name] = {"endpoint": endpoint, **part}
+        return data
 
 
 class AssemblyConfig(_Model):
@@ -227,8 +370,6 @@ class LimitsConfig(_Model):
 
     memory_mib: Count | None = Field(default=None, ge=1)
 
-
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 class JudgeConfig(_Model):
@@ -705,6 +846,30 @@ def _read_api_key(judge: JudgeConfig, env: Mapping[str, str]) -> tuple[SecretStr
     return (SecretStr(key) if key else None), None
 
 
+def _read_bearer_token(auth: ReceiverAuthConfig, env: Mapping[str, str], where: str
+                       ) -> tuple[SecretStr | None, Problem | None]:
+    """The receivers' bearer token from its file or variable (never echoed in a problem)."""
+    if auth.bearer_token_file is not None:
+        try:
+            token = auth.bearer_token_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not readable"
+            return None, Problem(f"{where}.bearer_token_file",
+                                 f"cannot read the token file {auth.bearer_token_file}: {reason}")
+        if not token:
+            return None, Problem(f"{where}.bearer_token_file",
+                                 f"the token file {auth.bearer_token_file} is empty")
+        return SecretStr(token), None
+    if auth.bearer_token_env is not None:
+        token = env.get(auth.bearer_token_env, "").strip()
+        if not token:
+            return None, Problem(f"{where}.bearer_token_env",
+                                 f"the environment variable {auth.bearer_token_env} is not set "
+                                 f"or empty")
+        return SecretStr(token), None
+    return None, None
+
+
 def _scrub(text: str, secrets: Iterable[str]) -> str:
     for secret in secrets:
         if len(secret) >= 4:
@@ -772,6 +937,16 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Conf
         api_key, key_problem = _read_api_key(judge, environ)
         if key_problem is not None:
             problems.append(key_problem)
+    bearers: dict[str, SecretStr] = {}
+    receivers = config.receivers if config is not None \
+        else _validate_part(ReceiversConfig, data.get("receivers"))
+    for name in ("grpc", "http"):
+        auth = getattr(receivers, name).auth if receivers is not None else ReceiverAuthConfig()
+        bearer, bearer_problem = _read_bearer_token(auth, environ, f"receivers.{name}.auth")
+        if bearer_problem is not None:
+            problems.append(bearer_problem)
+        if bearer is not None:
+            bearers[name] = bearer
     resolved = loading.resolve_scorers(entries, judge or JudgeConfig(), api_key,
                                        judge_ok=judge is not None)
     problems += [Problem(p.path, p.message) for p in resolved.problems]
@@ -783,7 +958,7 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Conf
             f"judge.api_key_file")))
 
     if problems:
-        secrets = [api_key.get_secret_value()] if api_key is not None else []
+        secrets = [k.get_secret_value() for k in (api_key, *bearers.values()) if k is not None]
         # In file order (problems without a line keep their place after those with one).
         annotated = sorted((_annotate(p, lines, origins) for p in problems),
                            key=lambda a: a[1] if a[1] is not None else 1 << 30)
@@ -791,6 +966,8 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Conf
         raise ConfigProblems(text, str(path) if path is not None else None)
     assert config is not None  # no problems: it validated
     config.judge._api_key = api_key
+    for name, bearer in bearers.items():
+        getattr(config.receivers, name).auth._token = bearer
     config._resolved = (config.scorers, config.judge, tuple(resolved.specs))
     return config
 

@@ -37,7 +37,8 @@ _MAX_MESSAGE = 1000
 # is only a backstop so that a decoder bug still answers 400, not 500.
 _SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError, RecursionError)
 
-Status = Literal["malformed", "oversized", "unsupported", "overloaded", "internal"]
+Status = Literal["malformed", "oversized", "unsupported", "overloaded", "internal",
+                 "unauthenticated", "rate_limited"]
 
 
 class Refused(Exception):
@@ -46,7 +47,8 @@ class Refused(Exception):
     Attributes:
         status: what kind of refusal; the transport maps it to its code.
         message: an English explanation for the client.
-        retry_after: seconds the client should wait (`overloaded` and `internal`).
+        retry_after: seconds the client should wait (`overloaded`, `internal`,
+            `rate_limited`).
     """
 
     def __init__(self, status: Status, message: str, retry_after: float = 1.0) -> None:

@@ -14,7 +14,15 @@ Answers (OTLP specification, DESIGN §6):
 - over capacity (`Overloaded`) or an unexpected error in the sink: `UNAVAILABLE` with a
   `google.rpc.RetryInfo`, both in `grpc-status-details-bin` (a `google.rpc.Status`, as the
   Collector and most SDKs read it) and in `google.rpc.retryinfo-bin` (what the OTel Python
-  exporter reads).
+  exporter reads);
+- without the right bearer token (when `bearer_token` is set): `UNAUTHENTICATED`, no detail;
+- over `max_requests_per_second` for this client address: `RESOURCE_EXHAUSTED` with a
+  `RetryInfo` (retryable, as the OTLP specification reads a `RetryInfo`).
+
+With `tls` the port serves TLS only (mTLS when it names a client CA); `max_concurrent_streams`
+caps the concurrent calls on one client connection (HTTP/2 setting: a further call waits on the
+client or is refused with `REFUSED_STREAM`, which the client reports as a retryable
+`UNAVAILABLE`; not counted, as gRPC itself answers). The health service needs no token and is not rate-limited.
 """
 
 from __future__ import annotations
@@ -30,9 +38,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore[import-un
 from grpc_health.v1.health import aio as health_aio  # type: ignore[import-untyped,unused-ignore]
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from pydantic import SecretStr
 
+from collector.config import TlsConfig
 from collector.ports import BodyKind, SpanSink
 from collector.receivers._ingest import Refused, ingest, refuse
+from collector.receivers._security import Guard, grpc_peer_host
 from exporters.prometheus import Metrics
 
 __all__ = ["GrpcReceiver", "LOGS_SERVICE", "TRACE_SERVICE"]
@@ -67,13 +78,24 @@ class GrpcReceiver:
         metrics: `spans_received{transport="grpc"}` and `spans_refused{reason}` are counted here.
         endpoint: `host:port` to listen on; port 0 picks a free port.
         max_recv_msg_size_mib: the largest request accepted, after decompression.
+        tls: serve TLS (mTLS with `client_ca_file`); None or no `cert_file`: plaintext.
+        bearer_token: required as `authorization: Bearer <token>` metadata; None: no auth.
+        max_requests_per_second: export calls per second per client address; None: no limit.
+        max_concurrent_streams: concurrent calls per client connection; None: gRPC's default.
     """
 
     def __init__(self, sink: SpanSink, metrics: Metrics, *, endpoint: str = "0.0.0.0:4317",
-                 max_recv_msg_size_mib: float = 64) -> None:
+                 max_recv_msg_size_mib: float = 64, tls: TlsConfig | None = None,
+                 bearer_token: SecretStr | str | None = None,
+                 max_requests_per_second: float | None = None,
+                 max_concurrent_streams: int | None = None) -> None:
         self._sink = sink
         self._metrics = metrics
         self._endpoint = endpoint
+        self._tls = tls if tls is not None and tls.enabled else None
+        self._guard = Guard(metrics, bearer_token=bearer_token,
+                            max_requests_per_second=max_requests_per_second)
+        self._max_streams = max_concurrent_streams
         self._limit = int(max_recv_msg_size_mib * _MIB)
         self._server: grpc.aio.Server | None = None
         self._health: health_aio.HealthServicer | None = None
@@ -95,10 +117,13 @@ class GrpcReceiver:
         if self._server is not None:
             raise RuntimeError("GrpcReceiver already started")
         transport_limit = max(2 * self._limit, 4 * _MIB)
-        server = grpc.aio.server(options=[
+        options: list[tuple[str, int]] = [
             ("grpc.max_receive_message_length", min(transport_limit, 2**31 - 1)),
             ("grpc.max_send_message_length", 4 * _MIB),
-        ])
+        ]
+        if self._max_streams is not None:
+            options.append(("grpc.max_concurrent_streams", self._max_streams))
+        server = grpc.aio.server(options=options)
         server.add_generic_rpc_handlers((
             self._service(TRACE_SERVICE, "traces_protobuf"),
             self._service(LOGS_SERVICE, "logs_protobuf"),
@@ -106,7 +131,10 @@ class GrpcReceiver:
         health = health_aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health, server)
         try:
-            port = server.add_insecure_port(self._endpoint)
+            if self._tls is None:
+                port = server.add_insecure_port(self._endpoint)
+            else:
+                port = server.add_secure_port(self._endpoint, self._credentials(self._tls))
         except RuntimeError as exc:
             raise RuntimeError(f"cannot listen on {self._endpoint}: {exc}") from exc
         await server.start()
@@ -114,7 +142,9 @@ class GrpcReceiver:
         for name in ("", TRACE_SERVICE, LOGS_SERVICE):
             await health.set(name, serving)
         self._server, self._health = server, health
-        log.info("OTLP/gRPC receiver listening on %s (port %d)", self._endpoint, port)
+        log.info("OTLP/gRPC receiver listening on %s (port %d%s)", self._endpoint, port,
+                 "" if self._tls is None
+                 else ", mTLS" if self._tls.client_ca_file is not None else ", TLS")
         return int(port)
 
     async def stop(self, grace: float = 5.0) -> None:
@@ -131,6 +161,14 @@ class GrpcReceiver:
         await server.stop(grace)
         log.info("OTLP/gRPC receiver on %s stopped", self._endpoint)
 
+    @staticmethod
+    def _credentials(tls: TlsConfig) -> grpc.ServerCredentials:
+        assert tls.cert_file is not None and tls.key_file is not None
+        ca = tls.client_ca_file.read_bytes() if tls.client_ca_file is not None else None
+        return grpc.ssl_server_credentials(
+            ((tls.key_file.read_bytes(), tls.cert_file.read_bytes()),),
+            root_certificates=ca, require_client_auth=ca is not None)
+
     def _service(self, service: str, kind: BodyKind) -> grpc.GenericRpcHandler:
         handler = grpc.unary_unary_rpc_method_handler(
             self._handler(kind), request_deserializer=None, response_serializer=None)
@@ -141,6 +179,11 @@ class GrpcReceiver:
 
         async def export(body: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
             try:
+                if self._guard.active:
+                    metadata = context.invocation_metadata() or ()
+                    authorization = next((str(v) for k, v in metadata if k == "authorization"),
+                                         None)
+                    await self._guard.check(authorization, grpc_peer_host(context.peer()))
                 if len(body) > self._limit:
                     raise refuse(self._metrics, "oversized", "oversized",
                                  f"request of {len(body)} bytes is over the limit of "
@@ -165,6 +208,12 @@ class GrpcReceiver:
 
     @staticmethod
     async def _abort(context: grpc.aio.ServicerContext[bytes, bytes], exc: Refused) -> None:
+        if exc.status == "unauthenticated":
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, exc.message)
+        if exc.status == "rate_limited":
+            code = grpc.StatusCode.RESOURCE_EXHAUSTED
+            await context.abort(code, exc.message, trailing_metadata=_retry_metadata(
+                code, exc.message, exc.retry_after))
         if exc.status == "malformed":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
         if exc.status == "oversized":

@@ -13,7 +13,12 @@ optionally `Content-Encoding: gzip` or `deflate`. Answers, in the request's enco
   reading, and while inflating (a gzip bomb is refused once its output passes the limit);
 - 415 for any other content type or content encoding;
 - 503 + `Retry-After` (whole seconds, at least 1) when the sink is over its limit or failed;
-- 404 / 405 for other paths and methods, as aiohttp answers them.
+- 404 / 405 for other paths and methods, as aiohttp answers them;
+- 401 + `WWW-Authenticate: Bearer` without the right bearer token (when `bearer_token` is
+  set), checked before the body is read, with no detail;
+- 429 + `Retry-After` over `max_requests_per_second` for this client address.
+
+With `tls` the port serves HTTPS only (mTLS when it names a client CA).
 
 Every error body is a `google.rpc.Status` with a message (JSON for JSON requests, protobuf
 otherwise), as the OTLP/HTTP specification asks.
@@ -34,9 +39,12 @@ from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped,unused-ignore]
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from pydantic import SecretStr
 
+from collector.config import TlsConfig
 from collector.ports import BodyKind, SpanSink
 from collector.receivers._ingest import Refused, ingest, refuse
+from collector.receivers._security import Guard, server_ssl_context
 from exporters.prometheus import Metrics
 
 __all__ = ["HttpReceiver"]
@@ -53,10 +61,12 @@ _KINDS: dict[tuple[bool, bool], BodyKind] = {
     (True, False): "logs_protobuf", (True, True): "logs_json",
 }
 _HTTP_STATUS = {"malformed": 400, "oversized": 413, "unsupported": 415, "overloaded": 503,
-                "internal": 503}
+                "internal": 503, "unauthenticated": 401, "rate_limited": 429}
 _RPC_CODE = {"malformed": code_pb2.INVALID_ARGUMENT, "oversized": code_pb2.RESOURCE_EXHAUSTED,
              "unsupported": code_pb2.INVALID_ARGUMENT, "overloaded": code_pb2.UNAVAILABLE,
-             "internal": code_pb2.UNAVAILABLE}
+             "internal": code_pb2.UNAVAILABLE, "unauthenticated": code_pb2.UNAUTHENTICATED,
+             "rate_limited": code_pb2.RESOURCE_EXHAUSTED}
+_RETRYABLE = frozenset({"overloaded", "internal", "rate_limited"})
 
 
 def _encode(message: Message, as_json: bool) -> bytes:
@@ -73,12 +83,20 @@ class HttpReceiver:
         metrics: `spans_received{transport="http"}` and `spans_refused{reason}` are counted here.
         endpoint: `host:port` to listen on; port 0 picks a free port.
         max_recv_msg_size_mib: the largest request body accepted, after decompression.
+        tls: serve HTTPS (mTLS with `client_ca_file`); None or no `cert_file`: plain HTTP.
+        bearer_token: required as `Authorization: Bearer <token>`; None: no auth.
+        max_requests_per_second: requests per second per client address; None: no limit.
     """
 
     def __init__(self, sink: SpanSink, metrics: Metrics, *, endpoint: str = "0.0.0.0:4318",
-                 max_recv_msg_size_mib: float = 64) -> None:
+                 max_recv_msg_size_mib: float = 64, tls: TlsConfig | None = None,
+                 bearer_token: SecretStr | str | None = None,
+                 max_requests_per_second: float | None = None) -> None:
         self._sink = sink
         self._metrics = metrics
+        self._tls = tls if tls is not None and tls.enabled else None
+        self._guard = Guard(metrics, bearer_token=bearer_token,
+                            max_requests_per_second=max_requests_per_second)
         self._endpoint = endpoint
         host, _, port = endpoint.rpartition(":")
         if not port.isdigit():
@@ -112,7 +130,8 @@ class HttpReceiver:
         runner = web.AppRunner(app, access_log=None, auto_decompress=False,
                                shutdown_timeout=5.0)
         await runner.setup()
-        site = web.TCPSite(runner, self._host, self._port)
+        ssl_context = server_ssl_context(self._tls) if self._tls is not None else None
+        site = web.TCPSite(runner, self._host, self._port, ssl_context=ssl_context)
         try:
             await site.start()
         except BaseException:
@@ -120,7 +139,9 @@ class HttpReceiver:
             raise
         self._runner = runner
         port = int(runner.addresses[0][1])
-        log.info("OTLP/HTTP receiver listening on %s (port %d)", self._endpoint, port)
+        log.info("OTLP/HTTP receiver listening on %s (port %d%s)", self._endpoint, port,
+                 "" if self._tls is None
+                 else ", mTLS" if self._tls.client_ca_file is not None else ", TLS")
         return port
 
     async def stop(self) -> None:
@@ -141,6 +162,9 @@ class HttpReceiver:
         ctype = request.content_type
         as_json = ctype == _JSON
         try:
+            if self._guard.active:
+                await self._guard.check(request.headers.get("Authorization"),
+                                        request.remote or "")
             if not as_json and ctype not in _PROTOBUF:
                 raise refuse(self._metrics, "unsupported_media_type", "unsupported",
                              f"content type {ctype!r} is not supported; use "
@@ -223,7 +247,9 @@ class HttpReceiver:
     def _error(self, exc: Refused, as_json: bool) -> web.Response:
         status = status_pb2.Status(code=_RPC_CODE[exc.status], message=exc.message)
         headers = {}
-        if exc.status in ("overloaded", "internal"):
+        if exc.status == "unauthenticated":
+            headers["WWW-Authenticate"] = "Bearer"
+        if exc.status in _RETRYABLE:
             delay = max(1, math.ceil(exc.retry_after))
             headers["Retry-After"] = str(delay)
             detail = AnyPb()
