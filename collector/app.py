@@ -163,6 +163,10 @@ class Sidecar:
     def _capacity(self) -> Overloaded | None:
         if self.queue.depth() >= self.config.storage.max_jobs:
             return Overloaded("queue_full", retry_after=5.0)
+        # The job queue's storage refused a write (disk full, read-only): what is accepted now
+        # could not be queued, so refuse retryably (re-probed at most once a second).
+        if getattr(self.queue, "storage_error", None):
+            return Overloaded("storage", retry_after=5.0)
         limit = self.config.limits.memory_mib
         if limit is not None and _rss_mib() >= limit:
             return Overloaded("memory", retry_after=5.0)
@@ -177,7 +181,9 @@ class Sidecar:
         if not self.queue.writable():
             problems.append("queue not writable")
         storage_error = getattr(self.spanlog, "storage_error", None)
-        if storage_error:
+        # The span log notices space coming back only at its next write; a not-ready sidecar
+        # may get none, so look at the disk itself before saying so.
+        if storage_error and not _dir_writable(Path(self.config.storage.path)):
             problems.append(f"span log: {storage_error}")
         return problems
 
@@ -329,6 +335,21 @@ class Sidecar:
                 return True
             await asyncio.sleep(0.05)
         return False
+
+
+def _dir_writable(path: Path) -> bool:
+    """Whether a small file can be written (and removed) in `path` now."""
+    probe = path / ".scorecar-probe"
+    try:
+        with open(probe, "wb") as f:
+            f.write(b"\0" * 4096)
+            f.flush()
+        probe.unlink()
+    except OSError:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+        return False
+    return True
 
 
 def _rss_mib() -> float:

@@ -19,8 +19,11 @@ nothing (`storage.kind: memory`, tests).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import sqlite3
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -37,9 +40,12 @@ __all__ = [
     "LiveCache",
     "MemoryQueue",
     "QueueFull",
+    "QueueUnwritable",
     "SqliteQueue",
     "job_for",
 ]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_DONE_RETENTION = 100_000
 """How many acknowledged score ids a queue remembers (the newest are kept)."""
@@ -58,6 +64,35 @@ class QueueFull(Exception):
         self.refused = refused
         self.depth = depth
         self.max_jobs = max_jobs
+
+    @property
+    def reason(self) -> str:
+        """The `scorecar_runs_skipped_total` reason: `queue_full`."""
+        return "queue_full"
+
+
+class QueueUnwritable(QueueFull):
+    """`put_many` refused new jobs: the storage refused the write (disk full, read-only volume,
+    I/O error). Nothing was inserted; like `QueueFull` the caller holds the runs and offers them
+    again later.
+
+    Attributes:
+        error: the storage's error message.
+    """
+
+    def __init__(self, refused: int, depth: int, max_jobs: int, error: str) -> None:
+        super().__init__(refused, depth, max_jobs)
+        self.args = (f"job queue storage refused a write ({error}); {refused} new jobs "
+                     "refused",)
+        self.error = error
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    @property
+    def reason(self) -> str:
+        """The `scorecar_runs_skipped_total` reason: `storage`."""
+        return "storage"
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,6 +319,8 @@ class SqliteQueue:
         self.max_jobs = max_jobs
         self._done_retention = done_retention
         self._acks_since_prune = 0
+        self._error: str | None = None
+        self._probed = 0.0
         # Autocommit mode; transactions are explicit (BEGIN IMMEDIATE … COMMIT).
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -297,13 +334,32 @@ class SqliteQueue:
         return int(row[0])
 
     def _tx(self) -> _Tx:
-        return _Tx(self._db)
+        return _Tx(self._db, self)
+
+    def _write_failed(self, exc: sqlite3.Error) -> None:
+        message = str(exc)
+        if message != self._error:
+            log.error("job queue write refused: %s (%s); new jobs are refused and receivers "
+                      "answer retryably until it can write again", message, self.path)
+        self._error = message
+        self._probed = time.monotonic()
+
+    def _write_ok(self) -> None:
+        if self._error is not None:
+            log.warning("job queue writable again (%s)", self.path)
+            self._error = None
 
     def put_many(self, jobs: Sequence[Job], *, replace: bool = False) -> int:
         """See `JobQueue.put_many`."""
         if not jobs:
             return 0
         unique = list({job.id: job for job in jobs}.values())
+        try:
+            return self._put_many(unique, replace)
+        except sqlite3.Error as exc:
+            raise QueueUnwritable(len(unique), self._depth, self.max_jobs, str(exc)) from exc
+
+    def _put_many(self, unique: list[Job], replace: bool) -> int:
         with self._tx() as db:
             ids = [job.id for job in unique]
             existing: set[str] = set()
@@ -420,8 +476,9 @@ class SqliteQueue:
 
     def retry_later(self, job_id: str, not_before: float) -> None:
         """See `JobQueue.retry_later`."""
-        self._db.execute("UPDATE jobs SET leased=0, not_before=CASE rerun WHEN 0 THEN ? ELSE 0 "
-                         "END, rerun=0 WHERE id=?", (not_before, job_id))
+        with self._tx() as db:
+            db.execute("UPDATE jobs SET leased=0, not_before=CASE rerun WHEN 0 THEN ? ELSE 0 "
+                       "END, rerun=0 WHERE id=?", (not_before, job_id))
 
     def release(self, job_ids: Sequence[str]) -> None:
         """See `JobQueue.release`."""
@@ -442,13 +499,25 @@ class SqliteQueue:
         return self._depth
 
     def writable(self) -> bool:
-        """See `JobQueue.writable`: an empty write transaction succeeds."""
-        try:
-            with self._tx():
+        """See `JobQueue.writable`: no write failed since the last one that succeeded (after a
+        failure, a real write is tried again: an empty transaction writes nothing)."""
+        return self.storage_error is None
+
+    @property
+    def storage_error(self) -> str | None:
+        """The last write error, until a write succeeds again (for `/readyz` and the
+        receivers' capacity check). While set, a probe write is tried at most once a second,
+        so the error clears once space returns even when nothing else writes."""
+        if self._error is not None and time.monotonic() - self._probed >= 1.0:
+            self._probed = time.monotonic()
+            try:
+                with self._tx() as db:
+                    db.execute("CREATE TABLE IF NOT EXISTS probe (n INTEGER)")
+                    db.execute("DELETE FROM probe")
+                    db.execute("INSERT INTO probe VALUES (1)")
+            except sqlite3.Error:
                 pass
-        except sqlite3.Error:
-            return False
-        return True
+        return self._error
 
     def is_done(self, job_id: str) -> bool:
         """Whether `job_id` was acknowledged recently (within the done retention)."""
@@ -466,17 +535,40 @@ class SqliteQueue:
 
 
 class _Tx:
-    """`BEGIN IMMEDIATE` … `COMMIT` (or `ROLLBACK` on an exception)."""
+    """`BEGIN IMMEDIATE` … `COMMIT` (or `ROLLBACK` on an exception).
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    A storage error (disk full, read-only, I/O) is noted on the queue (`storage_error`) and
+    re-raised; a transaction a failed `COMMIT` left open is rolled back, so the connection
+    takes the next transaction once the storage is writable again.
+    """
+
+    def __init__(self, db: sqlite3.Connection, queue: SqliteQueue) -> None:
         self._db = db
+        self._queue = queue
+        self._changes = 0
 
     def __enter__(self) -> sqlite3.Connection:
-        self._db.execute("BEGIN IMMEDIATE")
+        self._changes = self._db.total_changes
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            self._queue._write_failed(exc)
+            raise
         return self._db
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self._db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        try:
+            self._db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        except sqlite3.Error as error:
+            if self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            self._queue._write_failed(error)
+            raise
+        if isinstance(exc, sqlite3.Error):
+            self._queue._write_failed(exc)
+        elif exc_type is None and self._db.total_changes != self._changes:
+            self._queue._write_ok()  # (an empty transaction proves nothing: it writes nothing)
 
 
 # ---------------------------------------------------------------------------- memory

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -132,6 +133,7 @@ class Scheduler:
         self.metrics = metrics
         self.on_jobs = on_jobs
         self.live = live
+        self._refusing: str | None = None
 
     def schedule(self, runs: Sequence[ScorerRun], *, rescore: bool = False,
                  count_refusal: bool = True) -> int:
@@ -169,11 +171,16 @@ class Scheduler:
             except QueueFull as exc:
                 if count_refusal:
                     for job in plan.jobs:
-                        self.metrics.runs_skipped.labels(job.scorer_id, "queue_full").inc()
-                    log.warning("%s; held until there is room", exc)
+                        self.metrics.runs_skipped.labels(job.scorer_id, exc.reason).inc()
+                    if exc.reason != self._refusing:  # once per episode, not per trace
+                        log.warning("%s; held until there is room", exc)
+                    self._refusing = exc.reason
                 raise
             finally:
                 self.metrics.queue_depth.set(self.queue.depth())
+            if self._refusing is not None:
+                log.info("the job queue takes new jobs again")
+                self._refusing = None
         for convention, n in plan.conventions.items():
             self.metrics.agent_runs.labels(convention).inc(n)
         for (scorer_id, reason), n in plan.skipped.items():
@@ -255,6 +262,10 @@ class WorkerPool:
         self.live = live if live is not None else LiveCache()
         self._results: list[tuple[str, str]] = []
         self._flush_scheduled = False
+        # Leases the queue could not hand back (its storage refused the write): handed back
+        # once it can write again. Scored records it could not store wait in `_results`.
+        self._unreleased: set[str] = set()
+        self._fault: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -336,10 +347,13 @@ class WorkerPool:
             wake.clear()
             free = self.concurrency - len(self._running)
             try:
+                self._release_pending()
                 jobs = self.queue.claim_unscored(free, self.clock()) if free > 0 else []
-            except Exception:  # e.g. the disk is full: keep the loop alive, try again
-                log.exception("claiming jobs failed; retrying")
+            except Exception as exc:  # e.g. the disk is full: keep the loop alive, try again
+                self._faulted("claiming jobs", exc)
                 jobs = []
+            else:
+                self._recovered()
             for job in jobs:
                 task = asyncio.create_task(self._run_job(job), name=f"score {job.scorer_id}")
                 self._running[task] = job
@@ -358,11 +372,15 @@ class WorkerPool:
         try:
             record = await self._score(job)
         except asyncio.CancelledError:
-            self.queue.release([job.id])  # stays queued for the next start
+            self._release([job.id])  # stays queued for the next start
             raise
         except Exception:
             # A fault of ours, not of the scorer's (those become failed records): try later.
-            self.queue.retry_later(job.id, self.clock() + self.backoff_max)
+            try:
+                self.queue.retry_later(job.id, self.clock() + self.backoff_max)
+            except Exception as exc:  # noqa: BLE001 - the storage refused: hand it back later
+                self._faulted("handing a job back", exc)
+                self._unreleased.add(job.id)
             raise
         # Results are stored in batches: one transaction for all the jobs that finished in this
         # turn of the event loop, not one per job.
@@ -379,14 +397,44 @@ class WorkerPool:
             return
         try:
             self.queue.store_results(batch)
-        except Exception:  # e.g. the disk is full: score them again later
-            log.exception("storing %d score records failed; the jobs will run again",
-                          len(batch))
-            ids = [job_id for job_id, _ in batch]
-            self.live.forget(ids)
-            self.queue.release(ids)
+        except Exception as exc:  # e.g. the disk is full: keep them, store them later
+            # The jobs stay leased (in flight in this process); a crash meanwhile re-runs them,
+            # and nothing of these records was exported yet.
+            self._faulted(f"storing {len(batch)} score records", exc)
+            self._results = batch + self._results
+            if not self._flush_scheduled and not self._stopping:
+                self._flush_scheduled = True
+                asyncio.get_running_loop().call_later(self.backoff_initial, self._flush_results)
             return
+        self._recovered()
         self._wake_export()
+
+    def _release(self, job_ids: Sequence[str]) -> None:
+        """Hand leases back; those the storage refuses are handed back once it can write."""
+        try:
+            self.queue.release(job_ids)
+        except Exception as exc:  # noqa: BLE001 - e.g. the disk is full
+            self._faulted("handing jobs back", exc)
+            self._unreleased.update(job_ids)
+
+    def _release_pending(self) -> None:
+        if self._unreleased:
+            ids = sorted(self._unreleased)
+            self.queue.release(ids)
+            self._unreleased.difference_update(ids)
+
+    def _faulted(self, doing: str, exc: Exception) -> None:
+        """Log a queue fault once (not at every poll), until `_recovered`."""
+        message = f"{type(exc).__name__}: {exc}"
+        if message != self._fault:
+            log.error("%s failed (%s); retrying until the queue can write again", doing, message,
+                      exc_info=not isinstance(exc, sqlite3.Error))
+            self._fault = message
+
+    def _recovered(self) -> None:
+        if self._fault is not None:
+            log.warning("the job queue works again; scoring and export resume")
+            self._fault = None
 
     async def _score(self, job: Job) -> ScoreRecord:
         spec = self.specs.get(job.scorer_id)
@@ -451,9 +499,10 @@ class WorkerPool:
         while True:
             wake.clear()
             try:
+                self._release_pending()
                 handled = await self._export_once()
-            except Exception:  # e.g. the disk is full: keep the loop alive, try again
-                log.exception("exporting score records failed; retrying")
+            except Exception as exc:  # e.g. the disk is full: keep the loop alive, try again
+                self._faulted("exporting score records", exc)
                 handled = 0
             if handled:
                 continue
@@ -510,8 +559,13 @@ class WorkerPool:
                          if s.name not in confirmed[job.id]]
                 self.queue.retry_later(job.id, min(waits, default=0.0))
                 handled.add(job.id)
+        except Exception:
+            # The storage refused a confirm/ack/retry_later: every job of the batch is handed
+            # back (sinks may see a record again: export is at least once).
+            handled.clear()
+            raise
         finally:
-            self.queue.release([job.id for job in jobs if job.id not in handled])
+            self._release([job.id for job in jobs if job.id not in handled])
             self._set_depth()
         return len(jobs)
 
