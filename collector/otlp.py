@@ -964,14 +964,49 @@ def decode_json(doc: Any) -> Decoded:
     return out
 
 
+# A JSON escape of a lone UTF-16 surrogate (`"\ud800"` without its pair) parses into a str that
+# cannot be encoded as UTF-8: a run holding it could not be stored in the queue or exported, and
+# the whole scheduling pass failed with it (found by bench/faults.py fuzz). Such escapes become
+# U+FFFD before parsing, counted as `invalid_utf8`; pairs (emoji) are kept. transforms/_toolkit.py
+# does the same to JSON text inside attributes.
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u(?:[dD][89abAB][0-9a-fA-F]{2}(\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+    r"|[dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _no_lone_surrogates(text: str, out: Decoded) -> str:
+    if "\\u" not in text or not _SURROGATE_HINT.search(text):
+        return text
+    lone = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal lone
+        if match.group(2):
+            return match.group(0)
+        lone += 1
+        return match.group(1) + "\\ufffd"
+
+    fixed = _SURROGATE_ESCAPE.sub(replace, text)
+    if lone:
+        out.refuse(Reason.INVALID_UTF8, f"request body escapes {lone} lone UTF-16 surrogate(s) "
+                                        f"(\\ud800-\\udfff without a pair); replaced")
+    return fixed
+
+
 def utf8_text(data: bytes, out: Decoded) -> str:
-    """`data` as text; invalid UTF-8 is replaced and counted (`invalid_utf8`), never fatal."""
+    """`data` as text; invalid UTF-8 is replaced and counted (`invalid_utf8`), never fatal.
+
+    JSON escapes of lone surrogates, which would decode into text that is not Unicode, are
+    replaced (U+FFFD) and counted the same way.
+    """
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         out.refuse(Reason.INVALID_UTF8, f"request body is not valid UTF-8 ({exc.reason} at "
                                         f"byte {exc.start}); bad bytes replaced")
-        return data.decode("utf-8", errors="replace")
+        text = data.decode("utf-8", errors="replace")
+    return _no_lone_surrogates(text, out)
 
 
 def decode_json_bytes(data: bytes | str) -> Decoded:
@@ -982,7 +1017,7 @@ def decode_json_bytes(data: bytes | str) -> Decoded:
     types (see `decode_json`), is one `malformed_json` refusal.
     """
     out = Decoded()
-    text = utf8_text(data, out) if isinstance(data, bytes) else data
+    text = utf8_text(data, out) if isinstance(data, bytes) else _no_lone_surrogates(data, out)
     try:
         doc = json.loads(text)
     except RecursionError:

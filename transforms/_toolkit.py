@@ -9,6 +9,7 @@ run builder merges facts per agent root. Messages are normalized to OTel GenAI "
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,11 +231,29 @@ _scan_once: Callable[[str, int], tuple[Any, int]] = (
     json.JSONDecoder().scan_once)  # type: ignore[attr-defined]  # set in __init__, not in typeshed
 
 
+# A JSON escape of a lone UTF-16 surrogate (`\ud800` without its pair) parses into a str that
+# cannot be encoded as UTF-8: the run holding it could not be stored in the queue or exported,
+# and the whole scheduling pass failed with it (found by bench/faults.py fuzz). Such escapes
+# become U+FFFD before parsing; pairs (emoji) are kept. collector/otlp.py does the same to
+# OTLP/JSON bodies.
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u(?:[dD][89abAB][0-9a-fA-F]{2}(\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+    r"|[dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _lone_surrogate(match: re.Match[str]) -> str:
+    return match.group(0) if match.group(2) else match.group(1) + "\\ufffd"
+
+
 def _loads(text: str) -> Any:
     """`json.loads` for text without surrounding whitespace (callers strip it).
 
-    Same values and the same failures (ValueError, RecursionError) as `json.loads`.
+    Same values and the same failures (ValueError, RecursionError) as `json.loads`, except
+    that an escaped lone surrogate becomes U+FFFD.
     """
+    if "\\u" in text and _SURROGATE_HINT.search(text):
+        text = _SURROGATE_ESCAPE.sub(_lone_surrogate, text)
     try:
         value, end = _scan_once(text, 0)
     except StopIteration as exc:
