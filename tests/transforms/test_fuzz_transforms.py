@@ -8,6 +8,7 @@ the queue can store (`model_dump_json`). Deterministic (`derandomize=True`).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from bench import _faults_fuzz as fz
@@ -15,6 +16,7 @@ from tests.transforms._spans import TRACE, genai_agent_trace
 from transforms import Trace, build_runs
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None, database=None, derandomize=True,
           phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
 @given(trace=fz.mutated_trace())
