@@ -118,10 +118,13 @@ def _syllable_groups(stem: str) -> int:
 
 def _restore(stem: str) -> str:
     """The base form of a verb whose `-ed`/`-ing` was cut off (`approv` -> `approve`)."""
-    if len(stem) >= 3 and stem[-1] == stem[-2] and _is_consonant(stem[-1]):
+    # A doubled consonant after a stem of two letters or more (`stopp`); `add`, `ebb`, `err`
+    # are whole.
+    if len(stem) > 3 and stem[-1] == stem[-2] and _is_consonant(stem[-1]):
         if stem[-1] == "l":
-            # British doubling (`cancelled`) undoes; `called`, `filled` keep their `ll`.
-            return stem[:-1] if len(stem) > 3 and stem[-3] == "e" else stem
+            # British doubling (`cancelled`) undoes; `called`, `filled`, `yelled` (one
+            # syllable) keep their `ll`.
+            return stem[:-1] if _syllable_groups(stem) > 1 and stem[-3] == "e" else stem
         if stem[-1] in "sfz":
             return stem
         return stem[:-1]
