@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from collector.workers import JobPlan, Selection, plan_jobs
 from scorers import ScorerRun
-from transforms import Trace, build_runs
+from transforms import Reason, Trace, build_runs
 
 __all__ = ["BuildPool", "TracePlan", "build_plan", "default_processes"]
 
@@ -49,9 +49,20 @@ def build_plan(trace: Trace, roots: frozenset[str] | None, chosen: Sequence[Sele
                      Counter({str(k): v for k, v in built.reasons.items()}), len(runs))
 
 
+def _build_one(trace: Trace, roots: frozenset[str] | None, chosen: Sequence[Selection],
+               keep_runs: bool) -> TracePlan:
+    try:
+        return build_plan(trace, roots, chosen, keep_runs)
+    except Exception:  # noqa: BLE001 - one trace that cannot be built never costs the others
+        log.exception("trace %s could not be turned into runs; counted build_error",
+                      trace.trace_id)
+        return TracePlan(JobPlan(runs=[] if keep_runs else None),
+                         Counter({str(Reason.BUILD_ERROR): 1}))
+
+
 def _build_many(items: list[tuple[Trace, frozenset[str] | None]], chosen: list[Selection],
                 keep_runs: bool) -> list[TracePlan]:
-    return [build_plan(trace, roots, chosen, keep_runs) for trace, roots in items]
+    return [_build_one(trace, roots, chosen, keep_runs) for trace, roots in items]
 
 
 def _exit_with_parent(parent: int) -> None:

@@ -97,3 +97,20 @@ def test_build_processes_exit_when_the_sidecar_is_killed(tmp_path: Path) -> None
     finally:
         if owner.poll() is None:
             owner.kill()
+
+
+async def test_a_trace_that_cannot_be_built_never_costs_the_others(monkeypatch) -> None:
+    import collector.buildpool as bp
+
+    traces = _traces()[:3]
+    real = bp.build_plan
+
+    def flaky(trace, roots, chosen, keep_runs):  # type: ignore[no-untyped-def]
+        if trace is traces[1]:
+            raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+        return real(trace, roots, chosen, keep_runs)
+
+    monkeypatch.setattr(bp, "build_plan", flaky)
+    plans = await BuildPool(CHOSEN, processes=0).build([(t, None) for t in traces])
+    assert [p.reasons.get("build_error", 0) for p in plans] == [0, 1, 0]
+    assert plans[1].plan.jobs == [] and plans[0].plan.jobs and plans[2].plan.jobs
