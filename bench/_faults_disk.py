@@ -125,6 +125,9 @@ def measure(tmp: Path, on: Fault, off: Fault, *, runs: int = 300, fault_seconds:
             answers[answer] += 1
             (acknowledged if answer in ("HTTP 200", "gRPC OK") else refused).append(batch)
         time.sleep(max(0.0, fault_seconds - (time.monotonic() - fault_started)))
+        # (a queue whose WAL still has room may take jobs for a while on a full disk: readiness
+        # is looked at again once the receivers have been refusing)
+        ready_during = max(ready_during, readyz(serve.metrics_url)[0])
         alive_during = serve.proc is not None and serve.proc.poll() is None
         off(serve)
         # the agents retry what was refused (after the Retry-After the sidecar gave)

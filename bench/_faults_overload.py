@@ -61,6 +61,39 @@ def measure(*, seconds: float = 60.0, probe_seconds: float = 15.0, factor: float
     }
 
 
+def memory_refusal(limit_mib: int = 40, requests: int = 6) -> dict[str, Any]:
+    """A sidecar whose `limits.memory_mib` is below its idle RSS: what agents are answered."""
+    import random
+
+    from bench._faults_crash import RawAgent, agent_runs, http_export, request_body
+    from tests.e2e._serve import ServeProcess, base_config
+
+    with tempfile.TemporaryDirectory(prefix="scorecar-memory-") as name:
+        tmp = Path(name)
+        config = base_config(tmp)
+        config["limits"] = {"memory_mib": limit_mib}
+        serve = ServeProcess(config, tmp)
+        try:
+            serve.start(timeout=60)
+            agent = RawAgent(serve.grpc_endpoint)
+            answers = []
+            for i, batch in enumerate(agent_runs(requests, random.Random(4))):
+                body = request_body(batch)
+                if i % 2:
+                    status, after = http_export(serve.http_endpoint, body)
+                    answers.append(f"HTTP {status} Retry-After {after}")
+                else:
+                    answers.append(f"gRPC {agent.export(body)}")
+            agent.close()
+            samples = metrics(serve.metrics_url)
+            code = serve.terminate(timeout=60)
+        finally:
+            serve.kill()
+    return {"answers": answers, "refused_memory": total(samples, "scorecar_spans_refused_total",
+                                                         reason="memory"),
+            "limit_mib": limit_mib, "exit_code": code}
+
+
 def ok(r: dict[str, Any]) -> bool:
     """Every goal met."""
     return r["errors"] == 0 and r["rss_peak_mib"] < r["memory_mib"] and r["alive"]
@@ -68,6 +101,7 @@ def ok(r: dict[str, Any]) -> bool:
 
 def main(quick: bool = False) -> int:
     """Print the overload figure; 0 when every goal is met."""
+    m = memory_refusal()
     r = measure(seconds=10, probe_seconds=5) if quick else measure()
     print(f"overload{' (--quick)' if quick else ''}: maximum ingest {r['max_rate']:,.0f} spans/s; "
           f"offered 5x = {r['rate']:,.0f} spans/s for {r['offered_seconds']:g} s")
@@ -80,7 +114,12 @@ def main(quick: bool = False) -> int:
           f"{'' if r['alive'] else '   PROCESS DIED'}")
     print(f"  agent Export latency    p50 {r['p50'] * 1000:,.0f} ms, p99 {r['p99'] * 1000:,.0f} ms"
           " (acknowledged requests)")
-    return 0 if ok(r) else 1
+    retryable = all(a in ("gRPC UNAVAILABLE", "HTTP 503 Retry-After 5") for a in m["answers"])
+    print(f"memory limit below the idle RSS (limits.memory_mib {m['limit_mib']}): "
+          f"{len(m['answers'])} requests answered {sorted(set(m['answers']))}, "
+          f"{m['refused_memory']:.0f} counted as spans_refused{{memory}}  "
+          f"{mark(retryable and m['refused_memory'] == len(m['answers']))}")
+    return 0 if ok(r) and retryable and m["refused_memory"] == len(m["answers"]) else 1
 
 
 if __name__ == "__main__":

@@ -120,8 +120,10 @@ def _wait_for(tmp: Path, runs: set[str], wait: float) -> list[dict[str, Any]]:
 
 
 def measure_storm(runs: int = 300, *, max_retries: int = 3, retry_after: float = 30.0,
-                  cap: float = 1.0, seed: int = 12, wait: float = 120.0) -> dict[str, Any]:
-    """Runs scored, attempts per call and waits under a 429/529 storm."""
+                  cap: float = 1.0, seed: int = 12, wait: float = 120.0,
+                  pace: int = 10) -> dict[str, Any]:
+    """Runs scored, attempts per call and waits under a 429/529 storm (agents send `pace`
+    copies, 2 runs each, per second)."""
     from tests.e2e._serve import ServeProcess
     from tests.fakes.fake_anthropic import FakeAnthropic
 
@@ -141,7 +143,13 @@ def measure_storm(runs: int = 300, *, max_retries: int = 3, retry_after: float =
             _send(serve, [warmup])
             _wait_for(tmp, run_ids([warmup]), wait)
             judge.storm = True
-            _send(serve, batches)
+            # Paced, so judge calls in flight stay well under max_concurrency: a retry that
+            # queues for a slot (or behind a swamped fake) waits longer than the sleep it chose,
+            # and this figure is about that sleep.
+            for i in range(0, len(batches), pace):
+                if i:
+                    time.sleep(1.0)
+                _send(serve, batches[i:i + pace])
             records = _wait_for(tmp, expected, wait)
             code = serve.terminate(timeout=60)
         finally:

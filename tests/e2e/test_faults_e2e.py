@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bench import _faults_disk, _faults_outage, _faults_storm
+from bench import _faults_disk, _faults_outage, _faults_overload, _faults_storm
 
 
 @pytest.mark.slow
 def test_a_judge_storm_of_429_and_529_scores_every_run_within_the_retry_budget() -> None:
-    r = _faults_storm.measure_storm(runs=12, max_retries=2, retry_after=30.0, cap=0.5)
+    r = _faults_storm.measure_storm(runs=12, max_retries=1, retry_after=30.0, cap=0.5)
     assert r["refused"] > 0, "the storm refused nothing: the figure would prove nothing"
     assert r["scored"] == r["runs"], r
     assert r["max_attempts"] <= r["bound"], r
@@ -53,3 +53,10 @@ def test_a_score_backend_outage_past_the_queue_bound_loses_no_acknowledged_score
     assert r["refused_by_agent"] == r["refused_metric"] == r["refused_queue_full"], r
     assert r["lost"] == 0 and r["runs_without_records"] == 0, r
     assert r["export_dropped"] == 0, r
+
+
+def test_over_the_memory_limit_receivers_refuse_retryably_and_count_it() -> None:
+    r = _faults_overload.memory_refusal(limit_mib=40, requests=4)  # below the idle RSS
+    assert r["answers"] == ["gRPC UNAVAILABLE", "HTTP 503 Retry-After 5"] * 2, r
+    assert r["refused_memory"] == 4, r
+    assert r["exit_code"] == 0
