@@ -127,11 +127,26 @@ def _mutmut() -> list[str]:
 
 
 def _meta(ws: Path, module: str) -> dict[str, int | None]:
+    """Each mutant's exit code (None: not run), earlier results kept by --survivors included."""
     path = ws / "mutants" / (module + ".meta")
     if not path.exists():
         return {}
     codes: dict[str, int | None] = json.loads(path.read_text())["exit_code_by_key"]
-    return codes
+    earlier = _earlier(ws).get(module, {})
+    return {n: code if code is not None else earlier.get(n) for n, code in codes.items()}
+
+
+def _earlier(ws: Path) -> dict[str, dict[str, int | None]]:
+    path = ws / "earlier-results.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _keep_earlier(ws: Path, modules: tuple[str, ...]) -> None:
+    """Save the results mutmut is about to drop (a new test selection resets them all)."""
+    saved = _earlier(ws)
+    for module in modules:
+        saved[module] = _meta(ws, module)
+    (ws / "earlier-results.json").write_text(json.dumps(saved))
 
 
 def _generate(ws: Path) -> None:
@@ -224,9 +239,11 @@ def main(argv: list[str] | None = None) -> int:
             # Read before mutmut regenerates: a changed test selection resets stored results.
             chosen = [n for m in modules for n, code in _sample_items(_meta(ws, m), args.every)
                       if code == 0]
+            _keep_earlier(ws, modules)
             _generate(ws)
             _run(ws, chosen)
         elif not args.report:
+            (ws / "earlier-results.json").unlink(missing_ok=True)
             _generate(ws)
             # With --keep, mutants already checked by an earlier run keep their result.
             chosen = [n for m in modules for n, code in _sample_items(_meta(ws, m), args.every)

@@ -110,7 +110,7 @@ async def test_a_processors_own_exception_keeps_its_message() -> None:
 
 @pytest.mark.parametrize(("reply", "code", "detail"), [
     ("   ", "STRUCTURED_OUTPUT_OBJECT_UNDEFINED", "the judge returned no JSON"),
-    ('{"score": NaN}', "JSON_PARSE_ERROR", "NaN is not JSON"),
+    ('{"score": NaN}', "JSON_PARSE_ERROR", "reply is not valid JSON: NaN is not JSON"),
     ('{"score": "high"}', "STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED",
      "reply does not match the schema"),
 ])
@@ -121,8 +121,7 @@ async def test_a_parse_failure_names_the_step_the_cause_and_the_attempts(
         await call_judge(judge(provider, json_prompt_injection="system"), None, step="analyze",
                          prompt="Rate it.", kind="score")
     message = str(info.value)
-    assert message.startswith('step "analyze": ')
-    assert detail in message
+    assert message.startswith(f'step "analyze": {detail}')
     assert message.endswith("(after 2 attempts)")
     assert info.value.code == code
     assert info.value.execution is not None
