@@ -71,6 +71,7 @@ from tests.fakes.fake_anthropic import (
 ROOT = Path(__file__).resolve().parents[2]
 
 DEMO_CANNOT_PRODUCE = {
+    "scorecar_forward_total": "the demo does not forward (forward.endpoint is not set)",
     "scorecar_runs_skipped_total": (
         "the demo's scorers have no filter and no sampling, it sets no daily token budget and "
         "its queue never fills, so no run is ever skipped"),
