@@ -194,6 +194,10 @@ class Sidecar:
         self.queue.recover()
         self.metrics.queue_depth.set(self.queue.depth())
         self.builder.start()
+        if any(spec.scorer.has_judge for spec in self.specs):
+            # The judge's SDK is imported on first use (~70 MiB, ~1 s): do it now, off the event
+            # loop, rather than stall every receiver at the first judge call.
+            await asyncio.to_thread(_import_judge_sdk)
         await self.workers.start()
         if self.forwarder is not None:
             await self.forwarder.start()
@@ -350,6 +354,12 @@ def _dir_writable(path: Path) -> bool:
             probe.unlink()
         return False
     return True
+
+
+def _import_judge_sdk() -> None:
+    from scorers.judge import default_model
+
+    default_model()  # imports the provider's SDK and reads its model list
 
 
 def _rss_mib() -> float:
