@@ -5,7 +5,7 @@ inside a tool that runs under a model-call span is a call of its own."""
 from __future__ import annotations
 
 from tests.transforms._runs import checked_build_runs
-from tests.transforms._spans import new_span_id, span
+from tests.transforms._spans import TRACE, new_span_id, span
 from tests.transforms.test_tool_rules import ASK, SYSTEM, _agent, _chat, _final
 from transforms import BuildResult, group_traces
 from transforms.types import Span
@@ -45,3 +45,13 @@ def test_a_call_inside_a_tool_is_not_merged_into_the_call_around_it() -> None:
     assert "nested_call" not in result.reasons
     (run,) = result.runs
     assert [m.text for m in run.output] == ["Outer says rain."]
+
+
+def test_a_run_points_at_its_trace_and_agent_span() -> None:
+    # The score record's trace id, score id and sampling all come from here.
+    root = new_span_id()
+    (run,) = _build(_agent([_chat(root, 100, [*SYSTEM, ASK], _final("Rain."))], root)).runs
+    assert run.target is not None
+    assert (run.target.trace_id, run.target.span_id, run.target.entity_type) == (
+        TRACE, root, "agent_run")
+    assert (run.target.entity_id, run.target.entity_name) == ("weather-agent", "weather-agent")
