@@ -120,3 +120,24 @@ def test_a_call_without_a_name_is_an_unknown_tool() -> None:
     assert _calls([{"type": "tool_call", "id": "c1", "arguments": {"city": "Paris"}}],
                   [{"type": "tool_call_response", "id": "c1", "response": "rain"}],
                   ) == [("c1", "unknown", "result", {"city": "Paris"}, "rain")]
+
+
+def test_openai_chat_messages_plain_string_inputs_and_tool_calls() -> None:
+    root = new_span_id()
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        "not a call",
+        {"id": "c1", "type": "function",
+         "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+        {"id": "c2", "name": "get_time", "input": {"tz": "CET"}}]}
+    results = [{"role": "tool", "tool_call_id": "c1", "content": "rain"},
+               {"role": "tool", "tool_call_id": "c2", "content": "noon"}]
+    run = _run(_agent([
+        _chat(root, 100, ["Weather in Paris?"], [call]),
+        _chat(root, 300, ["Weather in Paris?", call, *results], _final("Rain at noon."))],
+        root))
+    assert [(m.role, m.text) for m in run.input.input_messages] == [
+        ("user", "Weather in Paris?")]
+    assert [(t.tool_call_id, t.tool_name, t.state, t.args, t.result)
+            for t in run.output[0].tool_invocations] == [
+        ("c1", "get_weather", "result", {"city": "Paris"}, "rain"),
+        ("c2", "get_time", "result", {"tz": "CET"}, "noon")]
