@@ -48,11 +48,15 @@ CASES = [
     ("We included it.", ["we", "include", "it"]),
     ("We engaged them.", ["we", "engage", "them"]),
     ("They hoped.", ["they", "hope"]),
+    ("They debated it.", ["they", "debate", "it"]),
+    ("They declared it.", ["they", "declare", "it"]),
     # ... and not where the stem is complete
     ("It rained.", ["it", "rain"]),
     ("He sailed home.", ["he", "sail", "home"]),
     ("It clouded.", ["it", "cloud"]),
     ("It snowed.", ["it", "snow"]),
+    ("He curled it.", ["he", "curl", "it"]),
+    ("She opened it.", ["she", "open", "it"]),  # two syllables: no silent e
     # -ing after a copula or before an object
     ("She is making dinner.", ["she", "make", "dinner"]),
     ("He is studying law.", ["he", "study", "law"]),
@@ -71,6 +75,7 @@ CASES = [
     ("Which campus is it?", ["which", "campus", "be", "it"]),  # -us is no verb ending
     ("Which costs more?", ["which", "cost", "more"]),
     ("Anna owns 3 cars.", ["anna", "own", "3", "cars"]),
+    ("Anna owns 3", ["anna", "own", "3"]),
     ("Anna visits Paris", ["anna", "visit", "paris"]),
     ("Costs the earth.", ["costs", "the", "earth"]),  # no subject: a noun
     # auxiliaries and modals vanish before a verb, copulas become "be"
@@ -82,6 +87,8 @@ CASES = [
     ("They have running water.", ["they", "have", "running", "water"]),
     ("There is a cat.", ["there", "be", "a", "cat"]),
     ("I don't know.", ["i", "do", "not", "know"]),
+    ("It's cold.", ["it", "s", "be", "cold"]),  # compromise keeps the "s" among the terms
+    ("Anna's car is red.", ["anna", "s", "car", "be", "red"]),  # a possessive, no verb
 ]
 
 
