@@ -52,6 +52,7 @@ CASES = [
     ("They declared it.", ["they", "declare", "it"]),
     # ... and not where the stem is complete
     ("It rained.", ["it", "rain"]),
+    ("They aimed it.", ["they", "aim", "it"]),
     ("He sailed home.", ["he", "sail", "home"]),
     ("It clouded.", ["it", "cloud"]),
     ("It snowed.", ["it", "snow"]),
