@@ -103,8 +103,9 @@ class Metrics:
         self.agent_runs = Counter("scorecar_agent_runs", "Agent runs rebuilt, by convention.",
                                   ["convention"], registry=r)
         self.runs_skipped = Counter("scorecar_runs_skipped", "Runs not scored by a scorer, by "
-                                    "reason (filtered, sampled_out, daily_token_budget, shed, "
-                                    "queue_full).", ["scorer", "reason"], registry=r)
+                                    "reason (filtered, sampled_out, daily_token_budget, "
+                                    "queue_full, storage: held until the queue takes them).",
+                                    ["scorer", "reason"], registry=r)
         self.queue_depth = Gauge("scorecar_queue_depth", "Jobs waiting or running.", registry=r)
         self.traces_pending = Gauge("scorecar_traces_pending", "Traces buffered, not yet "
                                     "turned into runs.", registry=r)
