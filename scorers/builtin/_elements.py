@@ -95,7 +95,7 @@ _VOWELS = frozenset("aeiou")
 _CONTRACTIONS = {
     "n't": "not", "'m": "am", "'re": "are", "'ve": "have", "'ll": "will", "'d": "would",
 }
-_NT_BASES = {"won": "will", "can": "can", "ca": "can", "sha": "shall"}
+_NT_BASES = {"wo": "will", "won": "will", "can": "can", "ca": "can", "sha": "shall"}
 _PRONOUN_S = frozenset({
     "it", "he", "she", "that", "there", "here", "what", "who", "where", "how", "let",
     "everything", "nothing", "something", "this",

@@ -105,3 +105,9 @@ async def test_missing_elements_compare_base_forms() -> None:
     result = await create_completeness_scorer().run(run)
     assert result.preprocess_step_result["missingElements"] == ["who"]
     assert result.score == pytest.approx(2 / 3)
+
+
+def test_wont_is_will_not() -> None:
+    from scorers.builtin._elements import _tokens
+
+    assert [w for w, _ in _tokens("I won't go")] == ["i", "will", "not", "go"]
