@@ -55,7 +55,7 @@ BUILTINS = (
 )
 # The packages every group's tests import (collector: the transforms tests decode captures).
 PACKAGES = ("collector", "transforms", "scorers", "exporters")
-PYTEST_ARGS = ["-p", "no:cacheprovider"]
+PYTEST_ARGS = ["-p", "no:cacheprovider", "-n", "0"]  # mutmut runs pytest in process
 # mutmut's exit codes (mutmut.stats.status_by_exit_code), folded into the printed columns.
 STATUS = {1: "killed", 3: "killed", 37: "killed", 0: "survived", 36: "timeout", 24: "timeout",
           -24: "timeout", 152: "timeout", 255: "timeout"}
