@@ -30,6 +30,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
@@ -110,27 +111,6 @@ def http_export(endpoint: str, body: bytes, timeout: float = 5.0) -> tuple[int, 
             return resp.status, resp.headers.get("Retry-After")
     except urllib.error.HTTPError as exc:
         return exc.code, exc.headers.get("Retry-After")
-
-
-def metrics(url: str) -> dict[str, float]:
-    """`/metrics` parsed with prometheus_client: `name{k=v,...}` → value."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
-        body = resp.read().decode()
-    out: dict[str, float] = {}
-    for family in text_string_to_metric_families(body):
-        for s in family.samples:
-            labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
-            out[f"{s.name}{{{labels}}}"] = s.value
-    return out
-
-
-def total(samples: dict[str, float], name: str, **labels: str) -> float:
-    """The sum of `name`'s samples whose labels include `labels`."""
-    want = [f"{k}={v}" for k, v in labels.items()]
-    return sum(v for k, v in samples.items()
-               if k.split("{")[0] == name and all(w in k.split("{", 1)[1] for w in want))
 
 
 def readyz(url: str) -> tuple[int, str]:

@@ -45,12 +45,11 @@ from bench._faults_crash import (  # noqa: E402
     agent_runs,
     http_export,
     mark,
-    metrics,
     readyz,
     request_body,
     run_ids,
-    total,
 )
+from tests.e2e._serve import metrics, total  # noqa: E402
 
 Fault = Callable[[Any], None]
 

@@ -36,11 +36,10 @@ from bench._faults_crash import (  # noqa: E402
     RawAgent,
     agent_runs,
     mark,
-    metrics,
     request_body,
     run_ids,
-    total,
 )
+from tests.e2e._serve import metrics, total  # noqa: E402
 
 SCORERS = [{"scorer": "builtin:tone"}, {"scorer": "builtin:completeness"}]
 

@@ -23,7 +23,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench._faults_crash import mark, metrics, pct, total  # noqa: E402
+from bench._faults_crash import mark, pct  # noqa: E402
+from tests.e2e._serve import metrics, total  # noqa: E402
 
 MEMORY_MIB = 512
 

@@ -44,7 +44,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
@@ -57,6 +56,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from tests.e2e._serve import metrics as _metrics  # noqa: E402 - the `/metrics` readers, shared
+from tests.e2e._serve import total as _total  # noqa: E402
 
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 SPANS_PER_REQUEST = 512
@@ -87,26 +89,6 @@ def _pct(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
-
-
-def _metrics(url: str) -> dict[str, float]:
-    """`/metrics` parsed with prometheus_client: `name{k=v,...}` -> value."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
-        body = resp.read().decode()
-    out: dict[str, float] = {}
-    for family in text_string_to_metric_families(body):
-        for s in family.samples:
-            labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
-            out[f"{s.name}{{{labels}}}"] = s.value
-    return out
-
-
-def _total(samples: dict[str, float], name: str, **labels: str) -> float:
-    want = [f"{k}={v}" for k, v in labels.items()]
-    return sum(v for k, v in samples.items()
-               if k.split("{")[0] == name and all(w in k for w in want))
 
 
 def _by_label(samples: dict[str, float], name: str, label: str) -> dict[str, float]:

@@ -179,3 +179,26 @@ def wait_for_records(path: Path, count: int, timeout: float = 60.0,
         time.sleep(0.1)
     log = "\n".join(proc.lines[-30:]) if proc else ""
     raise AssertionError(f"{len(records)} of {count} records after {timeout}s\n{log}")
+
+
+def metrics(url: str) -> dict[str, float]:
+    """`/metrics` at `url` parsed with prometheus_client's parser: `name{k=v,...}` -> value."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
+        body = resp.read().decode()
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(body):
+        for s in family.samples:
+            labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+            out[f"{s.name}{{{labels}}}"] = s.value
+    return out
+
+
+def total(samples: dict[str, float], name: str, **labels: str) -> float:
+    """The sum of `name`'s samples whose labels include `labels`."""
+    want = [f"{k}={v}" for k, v in labels.items()]
+    return sum(v for k, v in samples.items()
+               if k.split("{")[0] == name and all(w in k.split("{", 1)[1] for w in want))

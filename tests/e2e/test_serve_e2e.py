@@ -12,34 +12,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from collector.inspect import inspect_files, read_otlp_file
 from collector.replay import otlp_log_exporter, otlp_span_exporter, send_logs, send_spans
-from tests.e2e._serve import ServeProcess, base_config, read_jsonl, wait_for_records
+from tests.e2e._serve import (
+    ServeProcess,
+    base_config,
+    metrics,
+    read_jsonl,
+    total,
+    wait_for_records,
+)
 from tests.fakes.fake_anthropic import FakeAnthropic, structured, text
 from tests.fakes.otlp_backend import OtlpBackend
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = sorted((ROOT / "tests" / "testdata" / "captures").glob("*/*.otlp.jsonl"))
-
-
-def metrics(url: str) -> dict[str, float]:
-    """`/metrics` parsed with prometheus_client's parser: sample name{labels} -> value."""
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
-        body = resp.read().decode()
-    out: dict[str, float] = {}
-    for family in text_string_to_metric_families(body):
-        for s in family.samples:
-            labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
-            out[f"{s.name}{{{labels}}}"] = s.value
-    return out
-
-
-def total(samples: dict[str, float], name: str, **labels: str) -> float:
-    want = [f"{k}={v}" for k, v in labels.items()]
-    return sum(v for k, v in samples.items()
-               if k.split("{")[0] == name and all(w in k for w in want))
 
 
 def replay(files: list[Path], endpoint: str, protocol: Literal["grpc", "http"]) -> tuple[int, int]:
