@@ -16,7 +16,6 @@ import dataclasses
 import random
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -148,8 +147,7 @@ def measure(runs: int = 1_000, kills: int = 20, seed: int = 20261201,
         runs, kills, lost (acknowledged runs without every score), changed (score ids with two
         values), records, resent (requests the agent had to send again).
     """
-    from collector.replay import otlp_span_exporter, send_spans
-    from tests.e2e._serve import ServeProcess, base_config, read_jsonl
+    from tests.e2e._serve import ServeProcess, base_config, export_or_die, read_jsonl
 
     rng = random.Random(seed)
     batches = agent_runs(max(1, runs // 2), rng)
@@ -175,22 +173,14 @@ def measure(runs: int = 1_000, kills: int = 20, seed: int = 20261201,
                     serve.kill()
                     killed += 1
                     serve.start(timeout=60)
-                killer = None
+                kill_after = None
                 if in_flight:
                     kill_at.pop(0)
-                    killer = threading.Timer(rng.uniform(0, 0.02), serve.kill)
-                exporter = otlp_span_exporter(serve.grpc_endpoint, "grpc", timeout=3)
-                if killer:
-                    killer.start()
-                try:
-                    send_spans(batches[i], exporter, recent=False)
+                    kill_after = rng.uniform(0, 0.02)
+                if export_or_die(serve, batches[i], kill_after):
                     i += 1  # acknowledged: must be scored whatever happens next
-                except RuntimeError:
+                else:
                     resent += 1  # not acknowledged: the agent sends it again
-                finally:
-                    exporter.shutdown()
-                    if killer:
-                        killer.join()
                 if serve.proc is not None and serve.proc.poll() is not None:
                     killed += 1
                     serve.start(timeout=60)

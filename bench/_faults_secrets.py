@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import os
 import secrets
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 import urllib.request
@@ -61,25 +59,6 @@ def canaries() -> tuple[str, str]:
     """A fresh, recognisable judge key and exporter header value."""
     tag = secrets.token_hex(8)
     return f"sk-ant-api03-CANARYKEY{tag}-scorecar", f"Bearer CANARYHDR{tag}"
-
-
-class DebugServe(ServeProcess):
-    """`scorecar serve` at `--log-level debug`: the most log lines a secret could land in."""
-
-    def start(self, timeout: float = 30.0) -> DebugServe:
-        self.lines = []
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "collector.cli", "serve", "-c", str(self.config_path),
-             "--log-format", "json", "--log-level", "debug", "--grace", "2"],
-            cwd=ROOT, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        listening = self.wait_for_log(lambda r: "grpc_port" in r, timeout)
-        self.grpc_port = int(listening["grpc_port"])
-        self.http_port = int(listening["http_port"])
-        self.metrics_port = int(listening["metrics_port"])
-        return self
 
 
 @dataclass
@@ -158,7 +137,8 @@ def run_scenario(tmp: Path) -> Outcome:
                            "max_retries": 3, "max_retry_after": 1}
         config["exporters"]["otlp"] = {"endpoint": backend.endpoint, "protocol": "grpc",
                                        "headers": {"authorization": header}, "timeout": 5}
-        serve = DebugServe(config, tmp, env={KEY_ENV: key})
+        # at debug level: the most log lines a secret could land in
+        serve = ServeProcess(config, tmp, env={KEY_ENV: key}, args=("--log-level", "debug"))
         with serve:
             exporter = otlp_span_exporter(serve.grpc_endpoint, "grpc")
             send_spans(spans, exporter, recent=False, batch=64)

@@ -47,7 +47,9 @@ class ServeProcess:
     """
 
     def __init__(self, config: dict[str, Any], tmp: Path, *,
-                 env: dict[str, str] | None = None, name: str = "scorecar.yaml") -> None:
+                 env: dict[str, str] | None = None, name: str = "scorecar.yaml",
+                 args: tuple[str, ...] = ()) -> None:
+        self.args = args  # more `scorecar serve` options, e.g. ("--log-level", "debug")
         self.config_path = tmp / name
         self.config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
         self.tmp = tmp
@@ -64,7 +66,7 @@ class ServeProcess:
         self.lines = []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "collector.cli", "serve", "-c", str(self.config_path),
-             "--log-format", "json", "--grace", "2"],
+             "--log-format", "json", "--grace", "2", *self.args],
             cwd=ROOT, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -202,3 +204,28 @@ def total(samples: dict[str, float], name: str, **labels: str) -> float:
     want = [f"{k}={v}" for k, v in labels.items()]
     return sum(v for k, v in samples.items()
                if k.split("{")[0] == name and all(w in k.split("{", 1)[1] for w in want))
+
+
+def export_or_die(serve: ServeProcess, spans: Any, kill_after: float | None = None) -> bool:
+    """Send `spans` to `serve` over OTLP/gRPC with the official exporter, as an agent would;
+    with `kill_after`, `kill -9` the sidecar that many seconds into the request.
+
+    Returns:
+        True when the request was acknowledged (its runs must then be scored whatever happens
+        next), False when it was not (the agent sends it again).
+    """
+    from collector.replay import otlp_span_exporter, send_spans
+
+    killer = threading.Timer(kill_after, serve.kill) if kill_after is not None else None
+    exporter = otlp_span_exporter(serve.grpc_endpoint, "grpc", timeout=3)
+    if killer:
+        killer.start()
+    try:
+        send_spans(spans, exporter, recent=False)
+        return True
+    except RuntimeError:
+        return False
+    finally:
+        exporter.shutdown()
+        if killer:
+            killer.join()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -13,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from collector.inspect import read_otlp_file
-from collector.replay import otlp_span_exporter, send_spans
-from tests.e2e._serve import ServeProcess, base_config, read_jsonl
+from tests.e2e._serve import ServeProcess, base_config, export_or_die, read_jsonl
 from transforms import Span, build_runs, group_traces
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,20 +53,9 @@ def test_kill_9_at_random_moments_loses_no_run_and_changes_no_score(tmp_path: Pa
             if rng.random() < 0.12:  # die between requests …
                 restart()
             # … or while one is in flight
-            killer = threading.Timer(rng.uniform(0, 0.02), serve.kill) if rng.random() < 0.08 \
-                else None
-            exporter = otlp_span_exporter(serve.grpc_endpoint, "grpc", timeout=3)
-            if killer:
-                killer.start()
-            try:
-                send_spans(batches[i], exporter, recent=False)
+            kill_after = rng.uniform(0, 0.02) if rng.random() < 0.08 else None
+            if export_or_die(serve, batches[i], kill_after):
                 i += 1  # acknowledged: must be scored whatever happens next
-            except RuntimeError:
-                pass  # not acknowledged: the agent sends it again
-            finally:
-                exporter.shutdown()
-                if killer:
-                    killer.join()
             if serve.proc is not None and serve.proc.poll() is not None:
                 kills += 1
                 serve.start()
