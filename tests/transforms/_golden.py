@@ -33,6 +33,7 @@ from typing import Any
 from tests.testdata.captures import _common as conv
 
 SUPPLEMENT_PATH = Path(__file__).with_name("golden_supplement.json")
+CAPTURES = Path(__file__).resolve().parents[1] / "testdata" / "captures"
 
 # Fields no library can know, so no expectation can state them (path patterns, indices as []).
 CANNOT_KNOW: dict[str, str] = {
@@ -89,9 +90,18 @@ def wire_orders_parts(capture_id: str) -> bool:
     """Whether the capture's provider wire orders a message's text against its tool calls.
 
     OpenAI chat completions does not (`content` and `tool_calls` are separate fields): the
-    genai-openai-v2 libraries, pydantic-ai, langfuse and OpenLLMetry's OpenAI scenarios.
+    genai-openai-v2 libraries, pydantic-ai, langfuse and OpenLLMetry's OpenAI scenarios, and
+    every capture whose library folder's `golden.json` says `"wireOrdersParts": false` (a
+    per-scenario map `{"<scenario substring>": bool}` is also accepted).
     """
     library, scenario = capture_id.split("/", 1)
+    local = _library_golden(library).get("wireOrdersParts")
+    if isinstance(local, bool):
+        return local
+    if isinstance(local, dict):
+        for name, ordered in local.items():
+            if name in scenario:
+                return bool(ordered)
     if library in ("genai-openai-v2", "genai-openai-v2-events", "pydantic-ai", "langfuse"):
         return False
     if library == "openllmetry":
@@ -111,10 +121,40 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_supplement() -> dict[str, Any]:
-    """golden_supplement.json."""
-    data: dict[str, Any] = json.loads(SUPPLEMENT_PATH.read_text(encoding="utf-8"))
+def _library_golden(library: str) -> dict[str, Any]:
+    """A capture folder's own `golden.json` (empty when it has none).
+
+    Keys: `library` (the per-library supplement entry), `captures` (per-capture entries, ids
+    as `<library>/<scenario>`), `notCompared` (`{capture id: {"paths": [...], "reason": ...}}`)
+    and `wireOrdersParts` (see `wire_orders_parts`).
+    """
+    path = CAPTURES / library / "golden.json"
+    if not path.is_file():
+        return {}
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+def load_supplement() -> dict[str, Any]:
+    """golden_supplement.json, plus every capture folder's own `golden.json`."""
+    data: dict[str, Any] = json.loads(SUPPLEMENT_PATH.read_text(encoding="utf-8"))
+    for folder in sorted(p for p in CAPTURES.iterdir() if p.is_dir()):
+        local = _library_golden(folder.name)
+        if "library" in local:
+            data["libraries"][folder.name] = local["library"]
+        data["captures"].update(local.get("captures", {}))
+    return data
+
+
+def not_compared(capture_id: str) -> tuple[tuple[str, ...], str]:
+    """The sub-trees a capture's expectation leaves out, and why (`NOT_COMPARED`, or its
+    folder's `golden.json`)."""
+    if capture_id in NOT_COMPARED:
+        return NOT_COMPARED[capture_id]
+    entry = _library_golden(capture_id.split("/", 1)[0]).get("notCompared", {}).get(capture_id)
+    if entry is None:
+        return (), ""
+    return tuple(entry["paths"]), str(entry["reason"])
 
 
 def compact_runs(capture_id: str, expected: dict[str, Any],
@@ -391,7 +431,7 @@ def leaked_texts(run: dict[str, Any]) -> list[str]:
 
 def compare_whole_run(capture_id: str, expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
     """Every difference between an expanded expected run and a run `inspect` printed."""
-    skipped, _reason = NOT_COMPARED.get(capture_id, ((), ""))
+    skipped, _reason = not_compared(capture_id)
     problems: list[str] = []
     for key in list(expected) + [k for k in got if k not in expected]:
         if key in skipped:

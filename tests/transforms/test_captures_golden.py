@@ -20,7 +20,10 @@ CAPTURES = Path(__file__).resolve().parents[1] / "testdata" / "captures"
 # capture an expectation.
 REQUIRED_LIBRARIES = {"genai-openai-v2", "genai-openai-v2-events", "openinference-anthropic",
                       "openllmetry", "mastra", "vercel-ai-v6", "vercel-ai-v7", "anthropic-sdk",
-                      "openlit", "openai-agents", "pydantic-ai", "langfuse"}
+                      "openlit", "openai-agents", "pydantic-ai", "langfuse",
+                      # transforms part 3: agent frameworks
+                      "langgraph-openinference", "langgraph-openllmetry", "strands", "google-adk",
+                      "smolagents", "agno"}
 EXPECTED = sorted(CAPTURES.glob("*/*.expected.json"))
 
 
