@@ -1,0 +1,208 @@
+"""Capture driver: smolagents ToolCallingAgent traced by openinference-instrumentation-smolagents.
+
+A real ``smolagents.ToolCallingAgent`` (named ``weather_agent``, ``instructions`` = the system
+prompt, one ``@tool`` ``get_weather``) with ``OpenAIServerModel(model_id="gpt-4o-mini")`` talks
+to the fake OpenAI chat-completions server (tests/fakes/fake_openai.py) on 127.0.0.1. The agent
+keeps the conversation in its own memory: turn 2 is ``agent.run(TURN2_USER, reset=False)``. The
+agent answers through smolagents' ``final_answer`` tool, so the fake model's script is:
+get_weather(Paris) with the lead-in text, then final_answer(answer=TURN1_ANSWER); turn 2
+final_answer(answer=TURN2_ANSWER). ``SmolagentsInstrumentor`` gets the tracer provider
+explicitly; spans go through the real OTel SDK (OTLP/HTTP protobuf, batch processor) to the
+loopback capture server (tests/fakes/otlp_capture.py). Writes ``<scenario>.otlp.jsonl``,
+``<scenario>.expected.json`` and ``<scenario>.requests.json`` beside this file. Does not import
+scorecar code.
+
+What a run's output is (decided here, documented in the captures README): the answer the
+agent returned (``agent.run``'s return value, which is the ``final_answer`` call's argument)
+is the run's output text; ``get_weather`` is a tool invocation whose result is the observation
+the tool returned; the ``final_answer`` call is how smolagents hands the answer back, not a
+tool the agent used, so it is not a tool invocation of the run.
+
+Regenerate (from the repository root; ``requirements.txt`` is the frozen install list of the
+venv that made the committed captures)::
+
+    python3.11 -m venv /tmp/capvenvs/smolagents
+    /tmp/capvenvs/smolagents/bin/pip install --no-deps -r tests/testdata/captures/smolagents/requirements.txt
+    /tmp/capvenvs/smolagents/bin/python tests/testdata/captures/smolagents/generate.py
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from _common import (
+    CONVERSATION_ID,
+    LOOKUP_TEXT,
+    SYSTEM_PROMPT,
+    TOOL_NAME,
+    TURN1_ANSWER,
+    TURN1_USER,
+    TURN2_ANSWER,
+    TURN2_USER,
+    ToolCallRecord,
+    Turn,
+    agent_run_expectation,
+    get_weather,
+    otel_providers,
+    summarize_capture,
+    write_expected,
+    write_requests,
+)
+
+LIBRARY = "smolagents"
+MODEL = "gpt-4o-mini"
+AGENT = "weather_agent"  # smolagents agent names must be Python identifiers
+FINAL_ANSWER = "final_answer"
+CALL_ID = "call_paris_1"
+FINAL_IDS = ("call_final_1", "call_final_2")
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "two_turns_tool": {"stream": False},
+    "two_turns_tool_stream": {"stream": True},
+}
+
+
+def scripted_replies(fake: Any) -> list[Any]:
+    """The provider's side: get_weather with the lead-in, then final_answer per turn."""
+
+    def final(call_id: str, answer: str) -> Any:
+        return fake.ToolCallReply((fake.ToolCall(call_id, FINAL_ANSWER, json.dumps({"answer": answer})),))
+
+    return [
+        fake.ToolCallReply((fake.ToolCall(CALL_ID, TOOL_NAME, json.dumps({"city": "Paris"})),), text=LOOKUP_TEXT),
+        final(FINAL_IDS[0], TURN1_ANSWER),
+        final(FINAL_IDS[1], TURN2_ANSWER),
+    ]
+
+
+def make_tool() -> Any:
+    """``get_weather`` as a smolagents tool returning the JSON text of the weather."""
+    from smolagents import tool
+
+    @tool
+    def weather_tool(city: str) -> str:
+        """Current weather for a city.
+
+        Args:
+            city: The city.
+        """
+        return json.dumps(get_weather(city))
+
+    weather_tool.name = TOOL_NAME
+    return weather_tool
+
+
+def run_turn(agent: Any, user_text: str, prior: list[Turn], *, stream: bool, first: bool) -> Turn:
+    """One ``agent.run``; the Turn is read from the steps the agent recorded in its memory."""
+    from smolagents.memory import ActionStep
+
+    turn = Turn(user_text=user_text, history=[m for t in prior for m in t.remembered_after()])
+    from openinference.instrumentation import using_session
+    from smolagents.memory import FinalAnswerStep
+
+    before = len(agent.memory.steps)
+    with using_session(CONVERSATION_ID):  # OpenInference's session.id on every span of the run
+        if stream:
+            answer = None
+            for event in agent.run(user_text, reset=first, stream=True):
+                if isinstance(event, FinalAnswerStep):
+                    answer = event.output
+        else:
+            answer = agent.run(user_text, reset=first)
+    for step in agent.memory.steps[before:]:
+        if not isinstance(step, ActionStep) or not step.tool_calls:
+            continue
+        calls = [c for c in step.tool_calls if c.name != FINAL_ANSWER]
+        if not calls:
+            continue
+        records = []
+        for c in calls:
+            record = ToolCallRecord(c.id, c.name, c.arguments)
+            record.result, record.has_result = json.loads(step.observations), True
+            records.append(record)
+        turn.add_tool_step(step.model_output or None, records)
+    turn.final_text = str(answer)
+    return turn
+
+
+def run_scenario(name: str) -> None:
+    """Run one scenario in this process and write its files."""
+    spec = SCENARIOS[name]
+    import fake_openai as fake
+    from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+    from otlp_capture import OtlpCaptureServer
+    from smolagents import OpenAIServerModel, ToolCallingAgent
+
+    capture_path = HERE / f"{name}.otlp.jsonl"
+    with OtlpCaptureServer(capture_path) as capture, fake.FakeOpenAI(scripted_replies(fake)) as provider:
+        tracer_provider, _ = otel_providers(capture.endpoint, "weather-app")
+        SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
+        model = OpenAIServerModel(model_id=MODEL, api_base=provider.base_url, api_key="x")
+        agent = ToolCallingAgent(tools=[make_tool()], model=model, name=AGENT, instructions=SYSTEM_PROMPT,
+                                 stream_outputs=spec["stream"], verbosity_level=0)
+        turns: list[Turn] = []
+        for i, user_text in enumerate((TURN1_USER, TURN2_USER)):
+            turns.append(run_turn(agent, user_text, turns, stream=spec["stream"], first=i == 0))
+        SmolagentsInstrumentor().uninstrument()
+        tracer_provider.shutdown()
+        assert provider.pending == 0, "not every scripted reply was used"
+        sent = [r.body for r in provider.requests]
+    assert [t.final_text for t in turns] == [TURN1_ANSWER, TURN2_ANSWER], [t.final_text for t in turns]
+    assert all(bool(r.get("stream")) == spec["stream"] for r in sent), [r.get("stream") for r in sent]
+    system = [m for m in sent[0]["messages"] if m["role"] == "system"]
+    assert len(system) == 1 and SYSTEM_PROMPT in json.dumps(system[0], ensure_ascii=False), system
+    system_text = "\n".join(p["text"] for p in system[0]["content"]) if isinstance(
+        system[0]["content"], list) else system[0]["content"]
+    assert all(r["messages"][0] == system[0] for r in sent), "the system message changed between calls"
+    write_requests(HERE, name, sent)
+
+    runs = [agent_run_expectation(t, convention="openinference", entity_name=AGENT,
+                                  system_messages=[system_text],
+                                  extra={"conversationId": CONVERSATION_ID}) for t in turns]
+    notes = (
+        "Two agent.run calls on one ToolCallingAgent `weather_agent` (instructions = the system "
+        "prompt, @tool get_weather returning JSON text, OpenAIServerModel gpt-4o-mini against the "
+        "fake chat-completions server); turn 2 is run(..., reset=False), so the history is the "
+        "agent's own memory. The fake model calls get_weather(Paris) with the lead-in text, then "
+        "final_answer(answer=...) (smolagents' way of answering); turn 2 answers with final_answer "
+        "directly. Expected output: the answer agent.run returned (the final_answer argument) is "
+        "the output text; get_weather is the one tool invocation (result = the observation, the "
+        "JSON text the tool returned); the final_answer call is not a tool invocation of the run. "
+        "systemMessages is the system message the fake received (smolagents' tool-calling "
+        "template with the instructions inside it), identical on every call. "
+        "rememberedMessages is turn 1 as the driver saw it (user question, the lead-in with the "
+        "get_weather call and its result, the answer); on the wire smolagents renders that memory "
+        "as text: 'New task:\\n<question>', the lead-in, a 'Calling tools:\\n[<Python repr of the "
+        "calls>]' assistant message and an 'Observation:\\n<result>' user message (see "
+        "two_turns_tool*.requests.json)."
+    )
+    if spec["stream"]:
+        notes += (" Streaming: stream_outputs=True (every model call is a streamed chat completion) "
+                  "and agent.run(..., stream=True), its events read to the end.")
+    lib_version = (f"smolagents {version('smolagents')}, openinference-instrumentation-smolagents "
+                   f"{version('openinference-instrumentation-smolagents')}")
+    write_expected(HERE, name, library=LIBRARY, library_version=lib_version, convention="openinference",
+                   notes=notes, runs=runs)
+    print(summarize_capture(capture_path))
+
+
+def main() -> int:
+    """Run every scenario (or the one named in argv) in its own subprocess."""
+    if len(sys.argv) > 1:
+        run_scenario(sys.argv[1])
+        return 0
+    for name in SCENARIOS:
+        subprocess.run([sys.executable, __file__, name], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
