@@ -14,6 +14,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from transforms._formats import (
+    LANGCHAIN_TYPES,
+    converse_part,
+    is_placeholder,
+    is_python_repr,
+    langchain_message,
+    unwrap_tool_output,
+)
 from transforms.reasons import Reason
 from transforms.types import Span
 
@@ -22,6 +30,7 @@ __all__ = [
     "NMessage",
     "NPart",
     "Parsed",
+    "Placeholder",
     "SpanFacts",
     "ToolFact",
     "ContextKeys",
@@ -33,6 +42,7 @@ __all__ = [
     "flag_redacted",
     "indexed_list",
     "is_args_dump",
+    "is_python_repr",
     "is_redacted",
     "json_attr",
     "message_from_any",
@@ -45,6 +55,7 @@ __all__ = [
     "set_path",
     "tool_args",
     "tool_fact",
+    "tool_output",
 ]
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
@@ -310,12 +321,26 @@ def decode_nested(value: Any) -> Any:
     return value
 
 
-_REDACTION_MARKERS = ("__REDACTED__", "[Scrubbed", "<redacted>", "[REDACTED]")
-
-
 def is_redacted(value: Any) -> bool:
-    """True for the placeholders libraries put where content was withheld."""
-    return isinstance(value, str) and value.strip().startswith(_REDACTION_MARKERS)
+    """True for the placeholders libraries put where content was withheld (`__REDACTED__`,
+    `[Scrubbed…]`, `[REDACTED]`, `<elided>`, `***`, …: see `_formats.is_placeholder`)."""
+    return is_placeholder(value)
+
+
+class Placeholder(str):
+    """Text a library put where content was withheld (`is_redacted`), kept as a message part's
+    text so that extractors still see it and flag the run redacted, but falsy: every
+    `if part.text` (the run builder's, `NMessage.text`) reads it as no text at all."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def _text(value: str) -> str:
+    """Message text as it is, or a `Placeholder` when it stands for hidden content."""
+    return Placeholder(value) if is_placeholder(value) else value
 
 
 # --------------------------------------------------------------------------- messages
@@ -346,30 +371,53 @@ def _tool_output(value: Any) -> Any:
     return value
 
 
+def tool_output(value: Any) -> tuple[Any, bool]:
+    """A tool's result as recorded, unwrapped: (result, is_error).
+
+    A result wrapped in a message object (a LangChain `ToolMessage`, a Strands `ToolResult`,
+    an MCP `CallToolResult`, `{"type": "tool", "content"}`: `_formats.unwrap_tool_output`) is
+    its content, an error when the wrapper says so. JSON text is decoded (also inside a
+    wrapper); anything else stays as it is.
+    """
+    value = decode_nested(value)
+    wrapped = unwrap_tool_output(value)
+    if wrapped is not None:
+        return decode_nested(wrapped[0]), wrapped[1]
+    return value, False
+
+
+_TEXT_KINDS = frozenset({"text", "input_text", "output_text"})
+_CALL_KINDS = frozenset({"tool_call", "tool-call", "tool_use", "function_call",
+                         "server_tool_call"})
+_RESULT_KINDS = frozenset({"tool_call_response", "tool-result", "tool_result",
+                           "function_call_output", "server_tool_call_response"})
+
+
 def _norm_part(p: Any) -> NPart | None:
     """One part in any of the shapes the conventions use, normalized."""
     if isinstance(p, str):
-        return NPart("text", p)
+        return NPart("text", _text(p))
     if not isinstance(p, dict):
         return None
+    if "type" not in p and (rewritten := converse_part(p)) is not None:
+        p = rewritten
     kind = str(p.get("type", "text"))
-    if kind in ("text", "input_text", "output_text"):
+    if kind in _TEXT_KINDS:
         if "content" not in p and "text" not in p:  # capture off: the skeleton stays
             return NPart("text", absent=True)
         text = p.get("content", p.get("text", ""))
-        return NPart("text", text if isinstance(text, str) else part_text(text))
+        return NPart("text", _text(text) if isinstance(text, str) else part_text(text))
     if kind in ("reasoning", "thinking"):
         text = p.get("content", p.get("text", p.get("thinking", p.get("reasoning", ""))))
         return NPart("reasoning", text if isinstance(text, str) else "")
-    if kind in ("tool_call", "tool-call", "tool_use", "function_call", "server_tool_call"):
+    if kind in _CALL_KINDS:
         cid = p.get("id", p.get("toolCallId", p.get("call_id")))
         name = p.get("name", p.get("toolName"))
         args = p.get("arguments", p.get("input", p.get("args")))
         return NPart("tool_call", tool_call_id=call_id(cid),
                      tool_name=str(name) if name is not None else None,
                      args=decode_nested(args))
-    if kind in ("tool_call_response", "tool-result", "tool_result", "function_call_output",
-                "server_tool_call_response"):
+    if kind in _RESULT_KINDS:
         cid = p.get("id", p.get("toolCallId", p.get("tool_use_id", p.get("call_id"))))
         result: Any = None
         absent = True
@@ -377,10 +425,14 @@ def _norm_part(p: Any) -> NPart | None:
             if key in p:
                 result, absent = p[key], False
                 break
+        wrapped = unwrap_tool_output(result)
+        wrapped_error = False
+        if wrapped is not None:
+            result, wrapped_error = wrapped
         result = _tool_output(result)
         if isinstance(result, list) and result and all(_is_text_part(x) for x in result):
             result = part_text(result)  # Anthropic tool_result content blocks
-        is_error = bool(p.get("is_error")) or (
+        is_error = wrapped_error or bool(p.get("is_error")) or (
             isinstance(p.get("output"), dict) and str(p["output"].get("type", "")).startswith(
                 "error"))
         name = p.get("name", p.get("toolName"))
@@ -410,12 +462,68 @@ def _norm_parts(items: list[Any]) -> list[NPart]:
     return [p for x in items if (p := _norm_part(x)) is not None]
 
 
+def _repeats_call(text: str, calls: list[NPart]) -> bool:
+    """The text says nothing but what a tool-call part of its message says: the call's id,
+    or the JSON of its arguments, of the call, or of the message's calls."""
+    s = text.strip()
+    if any(s == c.tool_call_id for c in calls):
+        return True
+    if not s or s[0] not in "[{":
+        return False
+    value = decode_nested(s)
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list) or len(value) != len(calls):
+        return False
+    return all(_is_call_json(v, c) for v, c in zip(value, calls, strict=True))
+
+
+def _is_call_json(value: Any, call: NPart) -> bool:
+    if value == call.args:
+        return True
+    if not isinstance(value, dict):
+        return False
+    fn = value.get("function") if isinstance(value.get("function"), dict) else value
+    assert isinstance(fn, dict)
+    name = fn.get("name", fn.get("toolName"))
+    args = decode_nested(fn.get("arguments", fn.get("args", fn.get("input"))))
+    return name == call.tool_name and args == call.args
+
+
+def _drop_call_echoes(parts: list[NPart]) -> list[NPart]:
+    """Parts without tool calls repeated under one id and without text that only repeats a
+    tool call of the same message (frameworks that put both on a message: LangChain's
+    `tool_use` blocks next to `tool_calls`, a call's JSON written out as text)."""
+    calls: list[NPart] = []
+    seen: set[str] = set()
+    out: list[NPart] = []
+    for p in parts:
+        if p.kind == "tool_call":
+            if p.tool_call_id is not None:
+                if p.tool_call_id in seen:
+                    continue
+                seen.add(p.tool_call_id)
+            calls.append(p)
+        out.append(p)
+    if not calls:
+        return out
+    return [p for p in out if p.kind != "text" or not p.text or not _repeats_call(p.text, calls)]
+
+
 def message_from_any(m: Any) -> NMessage | None:
-    """One message in OTel-parts, OpenAI, Anthropic or AI SDK shape, normalized."""
+    """One message in OTel-parts, OpenAI, Anthropic, AI SDK, LangChain or Converse shape,
+    normalized. Placeholder texts become `Placeholder`s; a text that only repeats a tool
+    call of the message is dropped. None for what is not a message (an `lc` object of
+    another class, a value that is no dict)."""
     if isinstance(m, str):
-        return NMessage("user", [NPart("text", m)])
+        return NMessage("user", [NPart("text", _text(m))])
     if not isinstance(m, dict):
         return None
+    if "role" not in m and ("lc" in m or m.get("type") in LANGCHAIN_TYPES):
+        lc = langchain_message(m)
+        if lc is None:
+            return None
+        m = lc
     role = str(m.get("role", "user") or "user")
     finish = m.get("finish_reason", m.get("finishReason"))
     parts: list[NPart] = []
@@ -430,7 +538,7 @@ def message_from_any(m: Any) -> NMessage | None:
                                    tool_call_id=call_id(m.get("tool_call_id", m.get("id"))),
                                    tool_name=m.get("name"), result=decode_nested(content)))
             elif content:
-                parts.append(NPart("text", content))
+                parts.append(NPart("text", _text(content)))
         elif isinstance(content, list):
             parts = _norm_parts(content)
         elif isinstance(content, dict):
@@ -438,20 +546,32 @@ def message_from_any(m: Any) -> NMessage | None:
             if p is not None:
                 parts.append(p)
         parts.extend(_norm_openai_tool_calls(m.get("tool_calls", m.get("toolCalls"))))
+    if len(parts) > 1:
+        parts = _drop_call_echoes(parts)
     return NMessage(role, parts, str(finish) if finish is not None else None)
 
 
 def messages_from_any(value: Any) -> list[NMessage] | None:
-    """A message list from decoded JSON: a list, `{messages: [...]}`, a single message or a
-    plain string (one user message). None when the value is not a conversation."""
+    """A message list from decoded JSON: a list, `{messages: [...]}` (a graph's state), a
+    single message or a plain string (one user message). A batch of one conversation
+    (`[[...]]`, LangChain chat-model inputs) is that conversation. None when the value is
+    not a conversation: a Python repr (`is_python_repr`), a batch of several, anything else.
+    """
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         value = value["messages"]
     if isinstance(value, str):
-        return [NMessage("user", [NPart("text", value)])] if value else []
-    if isinstance(value, dict) and ("role" in value or "parts" in value):
+        if is_python_repr(value):
+            return None
+        return [NMessage("user", [NPart("text", _text(value))])] if value else []
+    if isinstance(value, dict) and ("role" in value or "parts" in value or "lc" in value or
+                                    value.get("type") in LANGCHAIN_TYPES):
         value = [value]
     if not isinstance(value, list):
         return None
+    if value and isinstance(value[0], list):
+        if len(value) != 1:
+            return None
+        value = value[0]
     return [msg for m in value if (msg := message_from_any(m)) is not None]
 
 
@@ -594,22 +714,28 @@ def tool_args(value: Any) -> Any:
 
 
 def is_args_dump(value: Any) -> bool:
-    """A Python call-arguments dump (`{"args": [...], "kwargs": {...}}`): never a
-    conversation."""
+    """A Python call-arguments dump (`{"args": [...], "kwargs": {...}}`) or the `repr()` of
+    Python objects (`is_python_repr`): never a conversation."""
+    if isinstance(value, str):
+        return is_python_repr(value)
     return bool(value) and _is_args_dump(value)
 
 
 def tool_fact(span: Span, *, call: Any, name: Any, args: Any, result: Any, has_result: bool,
               error: Any = None, failed: bool = False, python_args: bool = False) -> ToolFact:
     """The tool call a tool span executed, by the one rule every convention follows: a span
-    with status ERROR (or that its convention marks `failed`) has no result, and its error
-    text is the convention's own message (`error`), else the status message, else "error".
-    Ids go through `call_id`, names through `opt_str`; arguments and results are decoded
-    (`python_args`: arguments may be a decorator's call-arguments dump, see `tool_args`)."""
+    with status ERROR (or that its convention marks `failed`, or whose result is a wrapper
+    that says it failed: `tool_output`) has no result, and its error text is the convention's
+    own message (`error`), else the status message, else the wrapped result's text, else
+    "error". Ids go through `call_id`, names through `opt_str`; arguments and results are
+    decoded, wrapped results unwrapped (`python_args`: arguments may be a decorator's
+    call-arguments dump, see `tool_args`)."""
     error_text = None
-    if failed or span.status_code == "ERROR":
-        error_text = str(error or span.status_message or "error")
+    value, wrapped_error = tool_output(result) if result is not None else (None, False)
+    if failed or wrapped_error or span.status_code == "ERROR":
+        fallback = value if wrapped_error and isinstance(value, str) and value else None
+        error_text = str(error or span.status_message or fallback or "error")
         has_result = False
     return ToolFact(call_id=call_id(call), name=opt_str(name),
                     args=tool_args(args) if python_args else decode_nested(args),
-                    result=decode_nested(result), has_result=has_result, error_text=error_text)
+                    result=value, has_result=has_result, error_text=error_text)

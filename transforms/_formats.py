@@ -1,0 +1,231 @@
+"""Framework serialisation formats, rewritten into the shapes the toolkit already reads.
+
+Agent frameworks record messages and tool results in their own object formats: LangChain's
+`lc` constructor objects and message dicts (`messages_to_dict`, `model_dump`), Bedrock
+Converse content blocks (Strands), tool results wrapped in message objects (a LangChain
+`ToolMessage`, a Strands `ToolResult`, an MCP `CallToolResult`). The functions here recognise
+them by cheap key checks and rewrite them into plain dicts (OpenAI-like messages, typed
+parts); `transforms._toolkit` normalizes those. Placeholders for hidden content and Python
+reprs are recognised here too. Nothing here imports the toolkit.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = [
+    "converse_part",
+    "is_placeholder",
+    "is_python_repr",
+    "langchain_message",
+    "unwrap_tool_output",
+]
+
+# --------------------------------------------------------------------------- placeholders
+
+# Prefixes recognised since the first captures: kept exactly (Logfire's "[Scrubbed due to
+# 'password']" and OpenInference's "__REDACTED__" carry text after the marker).
+_PLACEHOLDER_PREFIXES = ("__REDACTED__", "[Scrubbed", "<redacted>", "[REDACTED]")
+# Whole-value placeholders, compared lower-cased (only values this short are lower-cased).
+_PLACEHOLDER_WORDS = frozenset({
+    "[redacted]", "<redacted>", "(redacted)", "{redacted}", "__redacted__", "<elided>",
+    "[elided]", "(elided)", "{elided}", "[scrubbed]",
+})
+_MAX_WORD = max(len(w) for w in _PLACEHOLDER_WORDS)
+
+
+def is_placeholder(value: Any) -> bool:
+    """True for text a library put where content was withheld.
+
+    `__REDACTED__`, `[Scrubbed…]`, `<redacted>…` and `[REDACTED]…` as a prefix; a whole value
+    that is `REDACTED`, a bracketed `redacted`/`elided` in any case (`<elided>`, `[Redacted]`,
+    …) or only asterisks (three or more).
+    """
+    if not isinstance(value, str) or not value:
+        return False
+    s = value.strip()
+    if s.startswith(_PLACEHOLDER_PREFIXES):
+        return True
+    n = len(s)
+    if n < 3 or n > _MAX_WORD:
+        return False
+    return s == "REDACTED" or s.lower() in _PLACEHOLDER_WORDS or not s.strip("*")
+
+
+# --------------------------------------------------------------------------- Python reprs
+
+# After any opening brackets: a single-quoted dict key (`{'messages': …`) or a class call with
+# a keyword, a quoted or an empty argument list (`HumanMessage(content=…`, `Task('…')`).
+_REPR_HEAD = re.compile(
+    r"[\s\[{(]*(?:'[^'\n]{0,200}'\s*:|[A-Za-z_][\w.]{0,80}\((?:\s*\w+=|\s*['\"]|\)))")
+_REPR_OPENERS = frozenset("[{(ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def is_python_repr(value: Any) -> bool:
+    """True for the `repr()` of Python objects recorded as text.
+
+    `"{'messages': [HumanMessage(content='hi')]}"`, `"[HumanMessage(content=…)]"`,
+    `"Task(description=…)"`, dict reprs with single-quoted keys: a framework's view of its
+    arguments, never a conversation. Only text that opens with a bracket or a capital letter
+    and closes with a bracket is examined further.
+    """
+    if not isinstance(value, str):
+        return False
+    s = value.strip()
+    if len(s) < 4 or s[0] not in _REPR_OPENERS or s[-1] not in ")]}":
+        return False
+    return _REPR_HEAD.match(s) is not None
+
+
+# --------------------------------------------------------------------------- LangChain
+
+# Message type (`kwargs.type`, `data.type`, `model_dump()["type"]`) and class name -> role.
+_LC_ROLES = {
+    "human": "user", "ai": "assistant", "system": "system", "tool": "tool",
+    "function": "tool", "developer": "developer",
+    "HumanMessage": "user", "HumanMessageChunk": "user",
+    "AIMessage": "assistant", "AIMessageChunk": "assistant",
+    "SystemMessage": "system", "SystemMessageChunk": "system",
+    "ToolMessage": "tool", "ToolMessageChunk": "tool",
+    "FunctionMessage": "tool", "FunctionMessageChunk": "tool",
+    "ChatMessage": "", "ChatMessageChunk": "", "chat": "",
+}
+LANGCHAIN_TYPES = frozenset(_LC_ROLES)
+"""Values of a message dict's `type` that mark it a LangChain message (no `role` key)."""
+
+
+def _lc_fields(m: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(role key, fields) of a LangChain message in any of its serialisations."""
+    if "lc" in m:  # dumpd(): {"lc": 1, "type": "constructor", "id": [..., "AIMessage"], ...}
+        ident, kwargs = m.get("id"), m.get("kwargs")
+        if m.get("type") != "constructor" or not isinstance(kwargs, dict) or \
+                not isinstance(ident, list) or not ident:
+            return None
+        return str(ident[-1]), kwargs
+    kind = m.get("type")
+    if not isinstance(kind, str) or kind not in _LC_ROLES:
+        return None
+    data = m.get("data")
+    if isinstance(data, dict) and "content" not in m:  # messages_to_dict(): {type, data}
+        return kind, data
+    return kind, m
+
+
+def langchain_message(m: dict[str, Any]) -> dict[str, Any] | None:
+    """A LangChain message as an OpenAI-like message dict, else None.
+
+    Reads `lc` constructor objects (`dumpd`), `{"type", "data"}` (`messages_to_dict`) and
+    `model_dump()` dicts. Tool calls come from `tool_calls` (`{name, args, id}`), else from
+    `additional_kwargs.tool_calls` (OpenAI form). A `ToolMessage` becomes one tool-result
+    part with its `tool_call_id`; `status: "error"` marks it an error.
+    """
+    found = _lc_fields(m)
+    if found is None:
+        return None
+    key, f = found
+    role = _LC_ROLES.get(key)
+    if role is None:  # an lc object of another class (a prompt, a document, …)
+        return None
+    if not role:  # ChatMessage: the role is a field
+        role = str(f.get("role") or "user")
+    content = f.get("content")
+    if role == "tool":
+        return {"role": "tool", "content": [{
+            "type": "tool_call_response", "id": f.get("tool_call_id"), "name": f.get("name"),
+            "response": content, "is_error": f.get("status") == "error"}]}
+    out: dict[str, Any] = {"role": role, "content": content}
+    calls = f.get("tool_calls")
+    if not calls:
+        extra = f.get("additional_kwargs")
+        calls = extra.get("tool_calls") if isinstance(extra, dict) else None
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+# --------------------------------------------------------------------------- Converse blocks
+
+
+def _converse_content(blocks: Any) -> Any:
+    """A Converse tool result's content: one `{"json"}` block is its value, text blocks are
+    their text joined by newlines; anything else is kept as it is."""
+    if not isinstance(blocks, list):
+        return blocks
+    if len(blocks) == 1 and isinstance(blocks[0], dict) and "json" in blocks[0]:
+        return blocks[0]["json"]
+    texts = [b.get("text") for b in blocks if isinstance(b, dict)]
+    if texts and len(texts) == len(blocks) and all(isinstance(t, str) for t in texts):
+        return "\n".join(t for t in texts if isinstance(t, str))
+    return blocks
+
+
+def converse_part(p: dict[str, Any]) -> dict[str, Any] | None:
+    """A Converse (Bedrock, Strands) content block without `type` as a typed part, else None.
+
+    `{"toolUse": {toolUseId, name, input}}` is a tool call, `{"toolResult": {toolUseId,
+    content, status}}` a tool result (error when `status` is `error`), `{"reasoningContent":
+    {"reasoningText": {"text"}}}` reasoning; images, documents, cache points and the like are
+    `other`. A `{"text"}` block is not rewritten (the toolkit reads it as text).
+    """
+    use = p.get("toolUse")
+    if isinstance(use, dict):
+        return {"type": "tool_call", "id": use.get("toolUseId"), "name": use.get("name"),
+                "arguments": use.get("input")}
+    res = p.get("toolResult")
+    if isinstance(res, dict):
+        return {"type": "tool_call_response", "id": res.get("toolUseId"),
+                "response": _converse_content(res.get("content")),
+                "is_error": res.get("status") == "error"}
+    reasoning = p.get("reasoningContent")
+    if isinstance(reasoning, dict):
+        rt = reasoning.get("reasoningText")
+        text = rt.get("text") if isinstance(rt, dict) else None
+        return {"type": "reasoning", "text": text if isinstance(text, str) else ""}
+    if "text" not in p and "content" not in p and any(k in p for k in _CONVERSE_OTHER):
+        return {"type": "other"}
+    return None
+
+
+_CONVERSE_OTHER = ("image", "document", "video", "cachePoint", "guardContent", "citationsContent",
+                   "json")
+
+
+# --------------------------------------------------------------------------- tool outputs
+
+_MCP_KEYS = frozenset({"content", "isError", "structuredContent", "meta", "_meta"})
+
+
+def _blocks_text(content: Any) -> Any:
+    """Content blocks (`{"type": "text", "text"}` or `{"text"}`, `{"json"}`) as their text
+    or value; other content as it is."""
+    if not isinstance(content, list):
+        return content
+    if content and all(isinstance(b, dict) and b.get("type", "text") == "text"
+                       and isinstance(b.get("text"), str) for b in content):
+        return "\n".join(b["text"] for b in content)
+    return _converse_content(content)
+
+
+def unwrap_tool_output(value: Any) -> tuple[Any, bool] | None:
+    """(content, is_error) of a tool output wrapped in a message object, else None.
+
+    A LangChain `ToolMessage` (`lc` object or dict, `status: "error"`), a `{"type": "tool",
+    "content"}` message, a Strands `ToolResult` (`{toolUseId, status, content: [{text} |
+    {json}]}`) or an MCP `CallToolResult` (`{content: [{type: text, text}], isError}`). The
+    content is the wrapped value (text blocks joined); JSON text is left to the caller.
+    """
+    if not isinstance(value, dict):
+        return None
+    if "lc" in value or value.get("type") == "tool":
+        found = _lc_fields(value)
+        if found is None or _LC_ROLES.get(found[0]) != "tool":
+            return None
+        f = found[1]
+        return _blocks_text(f.get("content")), f.get("status") == "error"
+    if "toolUseId" in value and isinstance(value.get("content"), list):
+        return _converse_content(value["content"]), value.get("status") == "error"
+    if "isError" in value and isinstance(value.get("content"), list) and \
+            value.keys() <= _MCP_KEYS:
+        return _blocks_text(value["content"]), bool(value["isError"])
+    return None
