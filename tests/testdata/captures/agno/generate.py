@@ -1,0 +1,181 @@
+"""Capture driver: an Agno Agent traced by openinference-instrumentation-agno.
+
+A real ``agno.agent.Agent`` (name ``weather-agent``, ``instructions`` = the system prompt, the
+plain function ``get_weather`` as its tool, ``InMemoryDb`` with ``add_history_to_context=True``
+and ``session_id`` = the conversation id) with ``OpenAIChat(id="gpt-4o-mini")`` talks to the
+fake OpenAI chat-completions server (tests/fakes/fake_openai.py) on 127.0.0.1. The history of
+turn 2 comes from Agno's own session storage, not from the app. ``AgnoInstrumentor`` gets the
+tracer provider explicitly; spans go through the real OTel SDK (OTLP/HTTP protobuf, batch
+processor) to the loopback capture server (tests/fakes/otlp_capture.py). Writes
+``<scenario>.otlp.jsonl``, ``<scenario>.expected.json`` and ``<scenario>.requests.json`` beside
+this file. Does not import scorecar code.
+
+Regenerate (from the repository root; ``requirements.txt`` is the frozen install list of the
+venv that made the committed captures)::
+
+    python3.11 -m venv /tmp/capvenvs/agno
+    /tmp/capvenvs/agno/bin/pip install --no-deps -r tests/testdata/captures/agno/requirements.txt
+    /tmp/capvenvs/agno/bin/python tests/testdata/captures/agno/generate.py
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from _common import (
+    AGENT_NAME,
+    CONVERSATION_ID,
+    SYSTEM_PROMPT,
+    TOOL_NAME,
+    TURN1_ANSWER,
+    TURN1_USER,
+    TURN2_ANSWER,
+    TURN2_USER,
+    ToolCallRecord,
+    Turn,
+    agent_run_expectation,
+    get_weather,
+    otel_providers,
+    summarize_capture,
+    write_expected,
+    write_requests,
+)
+
+LIBRARY = "agno"
+MODEL = "gpt-4o-mini"
+CALL_ID = "call_paris_1"
+
+
+def scripted_replies(fake: Any) -> list[Any]:
+    """The provider's side, without the lead-in text: Agno's RunOutput.content concatenates the
+    text of every model call of a run, so a lead-in would be glued to the answer."""
+    return [
+        fake.ToolCallReply((fake.ToolCall(CALL_ID, TOOL_NAME, json.dumps({"city": "Paris"})),)),
+        fake.TextReply(TURN1_ANSWER),
+        fake.TextReply(TURN2_ANSWER),
+    ]
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "two_turns_tool": {"stream": False},
+    "two_turns_tool_stream": {"stream": True},
+}
+
+
+def weather_tool(city: str) -> str:
+    """Current weather for a city.
+
+    Args:
+        city: The city.
+    """
+    return json.dumps(get_weather(city))
+
+
+weather_tool.__name__ = "get_weather"
+
+
+def turn_from_output(output: Any, user_text: str, prior: list[Turn]) -> Turn:
+    """The Turn of one run, from the RunOutput Agno returned (its messages and tools)."""
+    turn = Turn(user_text=user_text, history=[m for t in prior for m in t.remembered_after()])
+    results = {t.tool_call_id: t for t in output.tools or []}
+    for m in output.messages or []:
+        if m.from_history or m.role != "assistant" or not m.tool_calls:
+            continue
+        records = []
+        for c in m.tool_calls:
+            record = ToolCallRecord(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+            execution = results[c["id"]]
+            record.result, record.has_result = json.loads(execution.result), True
+            records.append(record)
+        turn.add_tool_step(m.content if isinstance(m.content, str) and m.content else None, records)
+    turn.final_text = str(output.content)
+    return turn
+
+
+def run_scenario(name: str) -> None:
+    """Run one scenario in this process and write its files."""
+    spec = SCENARIOS[name]
+    import fake_openai as fake
+    from agno.agent import Agent
+    from agno.db.in_memory import InMemoryDb
+    from agno.models.openai import OpenAIChat
+    from openinference.instrumentation.agno import AgnoInstrumentor
+    from otlp_capture import OtlpCaptureServer
+
+    capture_path = HERE / f"{name}.otlp.jsonl"
+    with OtlpCaptureServer(capture_path) as capture, fake.FakeOpenAI(scripted_replies(fake)) as provider:
+        tracer_provider, _ = otel_providers(capture.endpoint, "weather-app")
+        AgnoInstrumentor().instrument(tracer_provider=tracer_provider)
+        agent = Agent(
+            name=AGENT_NAME,
+            model=OpenAIChat(id=MODEL, base_url=provider.base_url, api_key="x"),
+            instructions=SYSTEM_PROMPT,
+            tools=[weather_tool],
+            db=InMemoryDb(),
+            add_history_to_context=True,
+            session_id=CONVERSATION_ID,
+            telemetry=False,
+        )
+        turns: list[Turn] = []
+        for user_text in (TURN1_USER, TURN2_USER):
+            if spec["stream"]:
+                for _ in agent.run(user_text, stream=True):
+                    pass
+                output = agent.get_last_run_output()
+            else:
+                output = agent.run(user_text)
+            turns.append(turn_from_output(output, user_text, turns))
+        AgnoInstrumentor().uninstrument()
+        tracer_provider.shutdown()
+        assert provider.pending == 0, "not every scripted reply was used"
+        sent = [r.body for r in provider.requests]
+    assert [t.final_text for t in turns] == [TURN1_ANSWER, TURN2_ANSWER], [t.final_text for t in turns]
+    assert all(bool(r.get("stream")) == spec["stream"] for r in sent), [r.get("stream") for r in sent]
+    systems = [[m for m in r["messages"] if m["role"] in ("system", "developer")] for r in sent]
+    assert all(len(s) == 1 and s[0] == systems[0][0] for s in systems), systems
+    system_text = systems[0][0]["content"]
+    assert SYSTEM_PROMPT in system_text, system_text
+    assert [len(r["messages"]) for r in sent] == [2, 4, 6], [r["messages"] for r in sent]
+    write_requests(HERE, name, sent)
+
+    runs = [agent_run_expectation(t, convention="openinference", entity_name=AGENT_NAME,
+                                  system_messages=[system_text],
+                                  extra={"conversationId": CONVERSATION_ID}) for t in turns]
+    notes = (
+        "Two Agent.run calls on one Agno Agent `weather-agent` (instructions = the system prompt, "
+        "the plain function get_weather returning JSON text, OpenAIChat gpt-4o-mini against the fake "
+        "chat-completions server, InMemoryDb, add_history_to_context=True, session_id=conv-42); turn "
+        "2's history comes from Agno's session storage (the second run's request carries turn 1's "
+        "user message, the assistant tool call with its tool result and the answer). systemMessages "
+        "is the system message the fake received (Agno builds it from the instructions), identical "
+        "on every call. No lead-in text before the tool call: Agno's RunOutput.content "
+        "concatenates the text of every model call of the run."
+    )
+    if spec["stream"]:
+        notes += " Streaming: agent.run(..., stream=True), its events read to the end (streamed chat completions)."
+    lib_version = (f"agno {version('agno')}, openinference-instrumentation-agno "
+                   f"{version('openinference-instrumentation-agno')}")
+    write_expected(HERE, name, library=LIBRARY, library_version=lib_version, convention="openinference",
+                   notes=notes, runs=runs)
+    print(summarize_capture(capture_path))
+
+
+def main() -> int:
+    """Run every scenario (or the one named in argv) in its own subprocess."""
+    if len(sys.argv) > 1:
+        run_scenario(sys.argv[1])
+        return 0
+    for name in SCENARIOS:
+        subprocess.run([sys.executable, __file__, name], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
