@@ -1,0 +1,274 @@
+"""Capture driver: Google ADK (Agent Development Kit) with its own OpenTelemetry tracing.
+
+A real ``google.adk`` ``LlmAgent`` (name ``weather_agent``: ADK requires identifier names) with the
+instructions, one ``get_weather`` function tool and a ``LiteLlm("openai/gpt-4o-mini")`` model
+pointed at the fake OpenAI chat-completions server (tests/fakes/fake_openai.py) on 127.0.0.1. A
+``Runner`` with an ``InMemorySessionService`` keeps the conversation: one session (id
+``conv-42``), so turn 2 passes only the new message and ADK rebuilds the history from the
+session's events. ADK's tracer (scope ``gcp.vertex.agent``) and its OTel logger use the global
+providers, which the driver sets (OTLP/HTTP protobuf, batch processors) to the loopback capture
+server (tests/fakes/otlp_capture.py). Writes ``<scenario>.otlp.jsonl``, ``.expected.json`` and
+``.requests.json`` (the request bodies the fake received) beside this file. Does not import
+scorecar code.
+
+ADK's telemetry modes (read from ``google/adk/telemetry/{_schema_version,context,tracing}.py``):
+
+* ``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN``: ``2`` (default) = OTel GenAI semconv aligned
+  (``invoke_workflow``/``invoke_agent``/``generate_content``/``execute_tool`` spans, experimental
+  GenAI semconv on, no ``call_llm`` span, tool content as ``gen_ai.tool.call.*``); ``1`` = the
+  legacy format (``invocation``/``invoke_agent``/``call_llm``/``generate_content``/``execute_tool``,
+  ``gcp.vertex.agent.*`` content attributes, stable-semconv log events).
+* ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``: ``NO_CONTENT`` (default) /
+  ``SPAN_ONLY`` / ``EVENT_ONLY`` / ``SPAN_AND_EVENT`` (``true`` = ``EVENT_ONLY``).
+* ``ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS`` (default on): content on the legacy
+  ``gcp.vertex.agent.*`` attributes (schema 1), ``{}`` when off.
+* ``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental``: the experimental GenAI semconv
+  under schema 1 (schema 2 has it by default).
+
+Regenerate (from the repository root; ``requirements.txt`` is the frozen install list of the
+venv that made the committed captures)::
+
+    python3.11 -m venv /tmp/capvenvs/google-adk
+    /tmp/capvenvs/google-adk/bin/pip install --no-deps -r tests/testdata/captures/google-adk/requirements.txt
+    /tmp/capvenvs/google-adk/bin/python tests/testdata/captures/google-adk/generate.py [scenario]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from _common import (
+    CONVERSATION_ID,
+    LOOKUP_TEXT,
+    SYSTEM_PROMPT,
+    TOOL_NAME,
+    TURN1_ANSWER,
+    TURN1_USER,
+    TURN2_ANSWER,
+    TURN2_USER,
+    ToolCallRecord,
+    Turn,
+    agent_run_expectation,
+    get_weather,
+    otel_providers,
+    summarize_capture,
+    write_expected,
+    write_requests,
+)
+
+LIBRARY = "google-adk"
+AGENT = "weather_agent"
+APP_NAME = "weather_app"
+USER_ID = "user-ana"
+MODEL = "openai/gpt-4o-mini"
+CALL_ID = "call_paris_1"
+CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+SCHEMA = "ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"
+LEGACY_CONTENT = "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS"
+SEMCONV = "OTEL_SEMCONV_STABILITY_OPT_IN"
+
+# env: the telemetry switches of the scenario; content: whether the run's content is exported
+# anywhere (spans, span attributes or log records).
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "two_turns_tool": {"env": {CONTENT: "SPAN_ONLY"}, "stream": False, "content": True},
+    "two_turns_tool_stream": {"env": {CONTENT: "SPAN_ONLY"}, "stream": True, "content": True},
+    "two_turns_tool_event_only": {"env": {CONTENT: "EVENT_ONLY"}, "stream": False, "content": True},
+    "two_turns_tool_span_and_event": {"env": {CONTENT: "SPAN_AND_EVENT"}, "stream": False,
+                                      "content": True},
+    "two_turns_tool_no_content": {"env": {}, "stream": False, "content": False},
+    "legacy_two_turns_tool": {"env": {SCHEMA: "1"}, "stream": False, "content": True},
+    "legacy_two_turns_tool_stream": {"env": {SCHEMA: "1"}, "stream": True, "content": True},
+    "legacy_two_turns_tool_events": {"env": {SCHEMA: "1", LEGACY_CONTENT: "false", CONTENT: "true"},
+                                     "stream": False, "content": True},
+    "legacy_two_turns_tool_experimental": {
+        "env": {SCHEMA: "1", SEMCONV: "gen_ai_latest_experimental", CONTENT: "SPAN_ONLY"},
+        "stream": False, "content": True},
+    "legacy_two_turns_tool_no_content": {"env": {SCHEMA: "1", LEGACY_CONTENT: "false"},
+                                         "stream": False, "content": False},
+}
+
+MODE_NOTES: dict[str, str] = {
+    "two_turns_tool": "Schema 2 (default), OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY: "
+                      "content as gen_ai.* attributes on the generate_content and execute_tool spans.",
+    "two_turns_tool_stream": "As two_turns_tool, with RunConfig(streaming_mode=SSE): every model call "
+                             "streamed (stream=True requests).",
+    "two_turns_tool_event_only": "Schema 2, EVENT_ONLY: no content on spans; it is in the "
+                                 "gen_ai.client.inference.operation.details log records.",
+    "two_turns_tool_span_and_event": "Schema 2, SPAN_AND_EVENT: the same content on the spans and "
+                                     "in the log records (must count once).",
+    "two_turns_tool_no_content": "Schema 2 with ADK's defaults (capture NO_CONTENT): no message content "
+                                 "anywhere.",
+    "legacy_two_turns_tool": "Schema 1 (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1) with its defaults: "
+                             "content in the gcp.vertex.agent.* attributes (ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS "
+                             "defaults on); the stable-semconv log events' bodies are '<elided>'.",
+    "legacy_two_turns_tool_stream": "As legacy_two_turns_tool, streamed (SSE).",
+    "legacy_two_turns_tool_events": "Schema 1, ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false (the "
+                                    "gcp.vertex.agent.* content attributes are '{}') and "
+                                    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true: content only in the "
+                                    "gen_ai.system.message / gen_ai.user.message / gen_ai.choice log records.",
+    "legacy_two_turns_tool_experimental": "Schema 1 with OTEL_SEMCONV_STABILITY_OPT_IN="
+                                          "gen_ai_latest_experimental and SPAN_ONLY: legacy spans and "
+                                          "content attributes plus gen_ai.input/output.messages.",
+    "legacy_two_turns_tool_no_content": "Schema 1, ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false and no "
+                                        "OTel content capture: '{}' and '<elided>' placeholders only.",
+}
+
+
+def record_turn(turn: Turn, events: list[Any]) -> None:
+    """Fill a Turn from the final (non-partial) ADK events of one invocation."""
+    by_id: dict[str, ToolCallRecord] = {}
+    for event in events:
+        if event.partial or event.content is None:
+            continue
+        parts = event.content.parts or []
+        texts = "".join(p.text for p in parts if p.text is not None and not p.thought)
+        calls = [p.function_call for p in parts if p.function_call is not None]
+        responses = [p.function_response for p in parts if p.function_response is not None]
+        if calls:
+            turn.intermediate_text = texts or None
+            for call in calls:
+                record = ToolCallRecord(call.id or "", call.name or "", dict(call.args or {}))
+                by_id[record.tool_call_id] = record
+                turn.tool_calls.append(record)
+        elif responses:
+            for response in responses:
+                record = by_id[response.id or ""]
+                record.result, record.has_result = response.response, True
+        elif texts and event.author == AGENT:
+            turn.final_text = texts
+
+
+async def run_two_turns(runner: Any, stream: bool) -> list[Turn]:
+    """Two run_async invocations on one session: turn 2 sends only the new message."""
+    from google.adk.agents.run_config import RunConfig, StreamingMode
+    from google.genai import types
+
+    config = RunConfig(streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE)
+    await runner.session_service.create_session(app_name=APP_NAME, user_id=USER_ID,
+                                                session_id=CONVERSATION_ID)
+    turns: list[Turn] = []
+    for user_text in (TURN1_USER, TURN2_USER):
+        turn = Turn(user_text=user_text, history=[m for t in turns for m in t.remembered_after()])
+        message = types.Content(role="user", parts=[types.Part(text=user_text)])
+        events = [e async for e in runner.run_async(user_id=USER_ID, session_id=CONVERSATION_ID,
+                                                    new_message=message, run_config=config)]
+        record_turn(turn, events)
+        turns.append(turn)
+    return turns
+
+
+def check_wire(sent: list[dict[str, Any]], turns: list[Turn], stream: bool) -> str:
+    """Assert the requests the fake received match the Turn records; returns the system text."""
+    assert len(sent) == 3, len(sent)
+    assert all(bool(r.get("stream")) == stream for r in sent)
+    system = sent[0]["messages"][0]
+    assert system["role"] == "system", system
+    text = system["content"] if isinstance(system["content"], str) else "".join(
+        p["text"] for p in system["content"])
+    assert text.startswith(SYSTEM_PROMPT), text
+    assert all(r["messages"][0] == system for r in sent)
+    roles = [[m["role"] for m in r["messages"]] for r in sent]
+    assert roles == [["system", "user"], ["system", "user", "assistant", "tool"],
+                     ["system", "user", "assistant", "tool", "assistant", "user"]], roles
+    assert sent[2]["messages"][1]["content"] in (TURN1_USER, [{"type": "text", "text": TURN1_USER}])
+    assert sent[2]["messages"][-1]["content"] in (TURN2_USER, [{"type": "text", "text": TURN2_USER}])
+    assert [t.final_text for t in turns] == [TURN1_ANSWER, TURN2_ANSWER]
+    assert turns[0].tool_calls[0].tool_call_id == CALL_ID
+    return str(text)
+
+
+def run_scenario(name: str) -> None:
+    """Run one scenario in this process (its env set before ADK is imported) and write its files."""
+    spec = SCENARIOS[name]
+    os.environ.update(spec["env"])
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # no download of LiteLLM's price list
+    import fake_openai
+    from opentelemetry import _logs, trace
+    from otlp_capture import OtlpCaptureServer
+
+    capture_path = HERE / f"{name}.otlp.jsonl"
+    replies = [
+        fake_openai.ToolCallReply(
+            (fake_openai.ToolCall(CALL_ID, TOOL_NAME, json.dumps({"city": "Paris"})),), text=LOOKUP_TEXT
+        ),
+        fake_openai.TextReply(TURN1_ANSWER),
+        fake_openai.TextReply(TURN2_ANSWER),
+    ]
+    with OtlpCaptureServer(capture_path) as capture, fake_openai.FakeOpenAI(replies) as provider:
+        tracer_provider, logger_provider = otel_providers(capture.endpoint, "weather-app", logs=True)
+        trace.set_tracer_provider(tracer_provider)
+        _logs.set_logger_provider(logger_provider)
+        from google.adk.agents import LlmAgent
+        from google.adk.models.lite_llm import LiteLlm
+        from google.adk.runners import Runner
+        from google.adk.sessions import InMemorySessionService
+
+        def get_weather_tool(city: str) -> dict[str, Any]:
+            """Current weather for a city.
+
+            Args:
+                city: The city.
+            """
+            return get_weather(city)
+
+        get_weather_tool.__name__ = TOOL_NAME
+        agent = LlmAgent(
+            name=AGENT,
+            instruction=SYSTEM_PROMPT,
+            tools=[get_weather_tool],
+            model=LiteLlm(model=MODEL, api_base=provider.base_url, api_key="sk-test"),
+        )
+        runner = Runner(agent=agent, app_name=APP_NAME, session_service=InMemorySessionService())
+        turns = asyncio.run(run_two_turns(runner, spec["stream"]))
+        tracer_provider.shutdown()
+        logger_provider.shutdown()
+        assert provider.pending == 0, "not every scripted reply was used"
+        sent = [r.body for r in provider.requests]
+    system_text = check_wire(sent, turns, spec["stream"])
+    write_requests(HERE, name, sent)
+
+    runs = [agent_run_expectation(t, convention="genai", entity_name=AGENT, system_messages=[system_text],
+                                  extra={"conversationId": CONVERSATION_ID}) for t in turns]
+    notes = (
+        f"LlmAgent(name={AGENT}, instruction=the system prompt, tools=[get_weather], "
+        f"model=LiteLlm({MODEL}) against the fake chat-completions server); Runner + InMemorySessionService, "
+        f"one session (id {CONVERSATION_ID}, user {USER_ID}); each turn is one runner.run_async with only "
+        "the new user message, ADK rebuilds the history from the session. ADK sends its instruction "
+        "plus its identity line ('You are an agent. Your internal name is ...') as one system "
+        "message: the expected systemMessages is that text, read from the request the fake received. "
+        + MODE_NOTES[name]
+    )
+    if not spec["content"]:
+        for run in runs:
+            for key in ("systemMessages", "taggedSystemMessages", "inputMessages", "rememberedMessages",
+                        "output"):
+                run.pop(key, None)
+            run["contentCaptured"] = False
+        notes += " No content: the runs exist (one per turn) but carry none: contentCaptured=false."
+    write_expected(HERE, name, library=LIBRARY, library_version=f"google-adk {version('google-adk')}, "
+                   f"litellm {version('litellm')}", convention="genai", notes=notes, runs=runs)
+    print(summarize_capture(capture_path))
+
+
+def main() -> int:
+    """Run every scenario (or the one named in argv) in its own subprocess (ADK reads env at import)."""
+    if len(sys.argv) > 1:
+        run_scenario(sys.argv[1])
+        return 0
+    for name in SCENARIOS:
+        subprocess.run([sys.executable, __file__, name], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
