@@ -159,7 +159,10 @@ def turn_from_messages(user_text: str, new: list[Any], prior: list[Turn]) -> Tur
         elif isinstance(message, ToolMessage):
             record = by_id[message.tool_call_id]
             if message.status == "error":
-                record.error, record.error_in_history = str(message.content), "result"
+                # The checkpointer keeps the ToolMessage with status="error" and resends it as
+                # such (the chat-completions wire drops the mark, LangChain's own record of the
+                # model input, input.value, keeps it): a failed call in the history too.
+                record.error, record.error_in_history = str(message.content), "output-error"
             else:
                 record.result, record.has_result = json.loads(str(message.content)), True
         elif isinstance(message, AIMessage):
@@ -237,8 +240,10 @@ def notes_for(name: str, spec: dict[str, Any]) -> str:
     if spec.get("multi"):
         notes += (" two_tools_and_a_failure: turn 1's first reply has two parallel calls; "
                   "Berlin's tool raises and a wrap_tool_call middleware returns "
-                  "ToolMessage(status='error', content=<error text>) (on the chat-completions "
-                  "wire a plain tool message); turn 2 calls get_weather(Rome) twice in sequence.")
+                  "ToolMessage(status='error', content=<error text>): on the chat-completions "
+                  "wire a plain tool message, in the thread (and in the LLM spans' lc-serialised "
+                  "input.value, not in llm.input_messages) a ToolMessage with status='error', "
+                  "so turn 2 remembers a failed call; turn 2 calls get_weather(Rome) twice in sequence.")
     return notes
 
 
