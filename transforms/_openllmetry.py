@@ -5,6 +5,12 @@ Decorator spans (`traceloop.span.kind` = workflow|task|agent|tool, `traceloop.en
 `gen_ai.prompt.{i}.*` / `gen_ai.completion.{i}.*`, the 2026 structured
 `gen_ai.input.messages`/`output.messages`, and log-event mode (GenAI events joined by the
 builder to whatever span they point at).
+
+The LangChain/LangGraph instrumentation (`opentelemetry-instrumentation-langchain`) also writes
+an `invoke_agent {graph}` span per graph invocation in plain GenAI terms, recognisable as
+OpenLLMetry's by its `gen_ai.workflow.nodes`/`edges` (Traceloop's extension keys), and records
+LangChain's callback arguments on its spans: a tool span's entity input is
+`{"input_str", "inputs", "kwargs": {"tool_call_id"}, …}` and its output `{"output", "kwargs"}`.
 """
 
 from __future__ import annotations
@@ -37,10 +43,11 @@ _PROPS = "traceloop.association.properties."
 CONTEXT = ContextKeys(
     conversation=tuple(_PROPS + k for k in ("session_id", "chat_id", "conversation_id")),
     resource=(_PROPS + "user_id",), prefixes=(_PROPS,))
+_GRAPH_KEYS = ("gen_ai.workflow.nodes", "gen_ai.workflow.edges")
 PREFIXES = ("traceloop.span.kind", "traceloop.entity.", "gen_ai.prompt.", "gen_ai.completion.",
-            "llm.request.type")
-"""Attribute keys that mark a span OpenLLMetry's: `traceloop.*` or indexed `gen_ai.prompt.{i}` /
-`gen_ai.completion.{i}`."""
+            "llm.request.type", *_GRAPH_KEYS)
+"""Attribute keys that mark a span OpenLLMetry's: `traceloop.*`, indexed `gen_ai.prompt.{i}` /
+`gen_ai.completion.{i}`, or the graph structure of its LangGraph `invoke_agent` span."""
 
 
 def unflatten_prompts(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
@@ -101,11 +108,30 @@ def _has_indexed(attrs: dict[str, Any], prefix: str) -> bool:
     return False
 
 
+def _is_graph_span(attrs: dict[str, Any]) -> bool:
+    """The LangGraph `invoke_agent {graph}` span (GenAI attributes plus the graph's shape)."""
+    return any(k in attrs for k in _GRAPH_KEYS)
+
+
+def _is_callback_input(value: Any) -> bool:
+    """LangChain's `on_tool_start` arguments as the instrumentation records them:
+    `{"input_str": <the input as text, a Python repr for a dict>, "inputs": <the input>,
+    "kwargs": {"tool_call_id": …}, "tags", "metadata"}`."""
+    return isinstance(value, dict) and isinstance(value.get("input_str"), str)
+
+
+def _callback_call_id(value: dict[str, Any]) -> Any:
+    kwargs = value.get("kwargs")
+    return kwargs.get("tool_call_id") if isinstance(kwargs, dict) else None
+
+
 def mark(span: Span) -> Mark:
     """`@agent` / `@workflow` (named by `traceloop.entity.name`), `@tool`, and model calls:
     indexed prompts or completions, the structured messages, or `llm.request.type`."""
     a = span.attributes
     kind = str(a.get("traceloop.span.kind", "") or "")
+    if not kind and _is_graph_span(a):
+        return _genai.mark(span)
     if kind in ("agent", "workflow"):
         return Mark(kind, str(a.get("traceloop.entity.name") or a.get(
             "traceloop.workflow.name") or span.name.rsplit(".", 1)[0]) or None)
@@ -121,6 +147,8 @@ def mark(span: Span) -> Mark:
 def extract(span: Span) -> SpanFacts:
     """Read one OpenLLMetry span."""
     a = span.attributes
+    if not a.get("traceloop.span.kind") and _is_graph_span(a):
+        return _genai.extract(span, "openllmetry")
     facts = mark(span).facts("openllmetry")
     if facts.role in ("agent", "workflow"):
         raw_in = a.get("traceloop.entity.input")
@@ -142,9 +170,16 @@ def extract(span: Span) -> SpanFacts:
     if facts.role == "tool":
         value, _ = json_attr(facts, a.get("traceloop.entity.input"))
         result, _ = json_attr(facts, a.get("traceloop.entity.output"))
+        call = a.get("gen_ai.tool.call.id")
+        if _is_callback_input(value):
+            call = call or _callback_call_id(value)
+            value = value["inputs"] if isinstance(value.get("inputs"), dict) else \
+                value["input_str"]
+        if isinstance(result, dict) and set(result) == {"output", "kwargs"}:
+            result = result["output"]  # LangChain's on_tool_end(output, **kwargs)
         # The decorator dumps Python call arguments: {"args": [...], "kwargs": {...}}.
         facts.tool = tool_fact(
-            span, call=a.get("gen_ai.tool.call.id"),
+            span, call=call,
             name=a.get("traceloop.entity.name") or span.name.rsplit(".", 1)[0],
             args=value, result=result, has_result="traceloop.entity.output" in a,
             python_args=True)
