@@ -15,7 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from transforms import _genai
+from transforms._system_tags import tag_for
 from transforms._toolkit import (
+    SYSTEM_ROLES,
     ContextKeys,
     Mark,
     NMessage,
@@ -158,4 +160,16 @@ def extract(span: Span) -> SpanFacts:
         _check_redacted(facts, facts.model_input)
         _check_redacted(facts, facts.model_output)
         facts.capture_off = facts.model_input is None and facts.model_output is None
+        facts.system_tags = _system_tags(facts.model_input)
     return facts
+
+
+def _system_tags(msgs: list[NMessage] | None) -> dict[str, str]:
+    """Mastra's tags for the system messages of a prompt its export sent untagged, read back
+    from their fixed headers (working memory, semantic recall, retry feedback); the others
+    (instructions, the per-call `system` option, MCP guidance) have none."""
+    tags: dict[str, str] = {}
+    for m in msgs or []:
+        if m.role in SYSTEM_ROLES and m.text and (tag := tag_for(m.text)) is not None:
+            tags[m.text] = tag
+    return tags

@@ -6,6 +6,11 @@
 // (tests/fakes/otlp_capture.py, started here as a child process with python3), which writes
 // ../<scenario>.otlp.jsonl. The expectations ../<scenario>.expected.json are written from the
 // script and checked against the prompts the mock model actually received. No scorecar code.
+// A live Mastra scorer on the agent (createScorer, sampling rate 1) records the run Mastra hands
+// it after every turn into ../<scenario>.live_scorer_runs.json (input: inputMessages,
+// rememberedMessages, systemMessages, taggedSystemMessages; output); the expectations'
+// taggedSystemMessages come from it. Mastra runs live scorers only with storage on the Mastra
+// instance (LibSQL :memory:); the scorer's own scorer_run traces are not exported.
 //
 // Regenerate (from this folder; needs Node 20 and a python3 with protobuf + opentelemetry-proto,
 // e.g. the repository's own environment after `pip install -e .`):
@@ -27,6 +32,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 import { Agent } from '@mastra/core/agent';
+import { createScorer } from '@mastra/core/evals';
 import { Mastra } from '@mastra/core/mastra';
 import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
 import { createTool } from '@mastra/core/tools';
@@ -284,6 +290,74 @@ function sameJson(a, b) {
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
 
+// ------------------------------------------------------------------------------ live scorer
+
+// A live scorer on the agent (sampling rate 1): Mastra hands it, after every generate/stream,
+// the run it builds from its MessageList. It records what it receives; `next(i)` waits for the
+// i-th run (Mastra runs scorers in a hook, after the call has returned).
+function liveScorer() {
+  const runs = [];
+  const scorer = createScorer({
+    id: 'capture-live-run',
+    name: 'Capture live run',
+    description: 'Records the run a live Mastra scorer receives.',
+    type: 'agent',
+  }).generateScore(({ run }) => {
+    runs.push({ input: run.input ?? null, output: run.output ?? null });
+    return 1;
+  });
+  const next = async (i) => {
+    for (let waited = 0; runs.length <= i; waited += 10) {
+      if (waited > 10_000) throw new Error(`live scorer: no run for turn ${i + 1}`);
+      await new Promise((ok) => setTimeout(ok, 10));
+    }
+    return runs[i];
+  };
+  return { scorer, runs, next };
+}
+
+// Tags Mastra gives a system message whose text the app chose (no fixed header) and that its
+// OTel export drops: `user-provided` is the per-call `system` option. Nothing in the spans tells
+// it from any other system message, so the expectation (what scorecar must print) files it
+// under `runtime`, as scorecar does every system message it cannot recognise. The live run keeps
+// Mastra's tag (<scenario>.live_scorer_runs.json; tests/transforms/test_mastra_live_scorer.py).
+const TAGS_LOST_IN_EXPORT = { 'user-provided': 'runtime' };
+
+function systemText(m) {
+  const c = typeof m === 'string' ? m : m?.content;
+  if (typeof c === 'string') return c;
+  return Array.isArray(c) ? c.filter((p) => p.type === 'text').map((p) => p.text).join('') : '';
+}
+
+function dbText(m) {
+  const c = m?.content;
+  if (typeof c === 'string') return c;
+  if (typeof c?.content === 'string') return c.content;
+  return (c?.parts ?? []).filter((p) => p.type === 'text').map((p) => p.text).join('');
+}
+
+// The expectation's taggedSystemMessages: what the live scorer received for this turn, checked
+// against the prompt the mock model got (the tagged messages are exactly its system messages
+// besides the instructions, in prompt order) and against the script (instructions, new input).
+function expectedTags(liveRun, index, turn, promptExtras) {
+  const where = `turn ${index + 1}: live scorer`;
+  const input = liveRun.input;
+  if (!input || typeof input !== 'object' || !input.taggedSystemMessages) {
+    throw new Error(`${where} received no agent input: ${JSON.stringify(input)}`);
+  }
+  const system = input.systemMessages.map(systemText);
+  if (!sameJson(system, [INSTRUCTIONS])) throw new Error(`${where}: systemMessages ${JSON.stringify(system)}`);
+  const newInput = input.inputMessages.map(dbText);
+  if (!sameJson(newInput, [turn.user])) throw new Error(`${where}: inputMessages ${JSON.stringify(newInput)}`);
+  const live = Object.entries(input.taggedSystemMessages).map(([tag, msgs]) => [tag, msgs.map(systemText)]);
+  if (!sameJson(live.flatMap(([, texts]) => texts), promptExtras)) {
+    throw new Error(`${where}: taggedSystemMessages ${JSON.stringify(live).slice(0, 300)} are not the prompt's extra system messages`);
+  }
+  const out = {};
+  for (const [tag, texts] of live) (out[TAGS_LOST_IN_EXPORT[tag] ?? tag] ??= []).push(...texts);
+  return out;
+}
+
 // ---------------------------------------------------------------------------------- scenario
 
 async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, notes = null, failingCity = null, errorTexts = false }) {
@@ -316,6 +390,7 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
       generateTitle: false,
     },
   });
+  const live = liveScorer();
   const agent = new Agent({
     id: AGENT_ID,
     name: AGENT_NAME,
@@ -323,6 +398,7 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
     model: mock.model,
     tools: { get_weather: getWeather },
     memory,
+    scorers: { liveRun: { scorer: live.scorer, sampling: { type: 'ratio', rate: 1 } } },
   });
   const exporter = new OtelExporter({
     provider: { custom: { endpoint: `http://127.0.0.1:${capture.port}/v1/traces`, protocol: 'http/protobuf' } },
@@ -332,12 +408,25 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
   });
   const mastra = new Mastra({
     agents: { weatherAgent: agent },
-    observability: new Observability({ configs: { otel: { serviceName: 'weather-app', exporters: [exporter] } } }),
+    observability: new Observability({
+      configs: {
+        otel: {
+          serviceName: 'weather-app',
+          exporters: [exporter],
+          // The live scorer's own traces (scorer_run/scorer_step, roots of their own traces) stay
+          // out of the capture: it holds what the app exports, as before the scorer was added.
+          excludeSpanTypes: ['scorer_run', 'scorer_step'],
+        },
+      },
+    }),
+    // Mastra runs live scorers only when it has storage to save their scores in.
+    storage: new LibSQLStore({ id: 'capture-scores', url: ':memory:' }),
     logger: false,
   });
   const weatherAgent = mastra.getAgent('weatherAgent');
 
   const runs = [];
+  const liveRuns = [];
   const history = [];
   for (const [index, turn] of TURNS.entries()) {
     const before = mock.received.length;
@@ -358,6 +447,8 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
       const p = r.payload ?? r;
       toolResults[p.toolCallId] = p.result ?? p.output;
     }
+    const liveRun = await live.next(index);
+    liveRuns.push({ turn: index + 1, user: turn.user, run: liveRun });
     const finalText = turn.steps.at(-1).text;
     if (text !== finalText) throw new Error(`turn ${index + 1}: agent answered ${JSON.stringify(text)}, script says ${JSON.stringify(finalText)}`);
 
@@ -376,6 +467,7 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
     if (!runtime.some((s) => s.includes('working memory') || s.includes('WORKING_MEMORY'))) {
       console.warn(`turn ${index + 1}: no working-memory system message seen: ${JSON.stringify(runtime).slice(0, 200)}`);
     }
+    const tagged = expectedTags(liveRun, index, turn, runtime);
 
     if (errorTexts) {
       // The error text each failed call was reported with: what the model received next.
@@ -398,7 +490,7 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
       conversationId: THREAD_ID,
       resourceId: RESOURCE_ID,
       systemMessages: [INSTRUCTIONS],
-      taggedSystemMessages: { runtime },
+      taggedSystemMessages: tagged,
       inputMessages: expectedInput,
       rememberedMessages: expectedRemembered,
       output: { text: finalText, toolCalls },
@@ -434,13 +526,15 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
       `A three-turn memory thread (thread ${THREAD_ID}, resource ${RESOURCE_ID}) on one Mastra agent with working memory ` +
       `enabled; ${stream ? 'agent.stream()' : 'agent.generate()'} per turn. Turns 2 and 3 get the earlier turns from memory ` +
       `(exact: model_generation input minus system minus mastra.agent_run.input). Turn 1 and 3 call get_weather ` +
-      `(an execute_tool span under the model step). taggedSystemMessages.runtime: the system messages the model got ` +
-      `besides the instructions, in prompt order (the working-memory message every turn; turn 3 also the per-call ` +
-      `system option "${CALL_SYSTEM}"). Mastra exports no tag names for them, hence "runtime". ` +
+      `(an execute_tool span under the model step). taggedSystemMessages: as the live Mastra scorer received them ` +
+      `(${name}.live_scorer_runs.json): the working-memory message under "memory" every turn; turn 3 also the ` +
+      `per-call system option "${CALL_SYSTEM}", which Mastra tags "user-provided" but the OTel export drops the tag ` +
+      `and the text has no fixed header, hence "runtime". ` +
       `entityId/conversationId/resourceId are extra keys (target fields).`,
     runs,
   };
   writeFileSync(join(OUT, `${name}.expected.json`), JSON.stringify(expected, null, 2) + '\n');
+  writeFileSync(join(OUT, `${name}.live_scorer_runs.json`), JSON.stringify(liveRuns, null, 2) + '\n');
   console.log(`${name}: ${runs.length} runs, ${mock.received.length} model calls`);
 }
 
@@ -454,7 +548,7 @@ const SCENARIOS = {
     notes:
       'One turn on a fresh thread (thread-atlantis): get_weather throws "unknown city: Atlantis". The execute_tool ' +
       'span carries error.type/error.message and no gen_ai.tool.call.result; Mastra hands the error to the model, whose ' +
-      'second step answers. The tool call must come out with state output-error. Working memory is on (runtime tag).',
+      'second step answers. The tool call must come out with state output-error. Working memory is on (its message tagged "memory", as the live scorer received it).',
   },
   two_tools_and_a_failure: {
     stream: false,
@@ -463,7 +557,7 @@ const SCENARIOS = {
     failingCity: 'Berlin',
     errorTexts: true,
     notes:
-      'Parallel tool calls on a fresh thread (thread-multi), agent.generate() per turn, working memory on (runtime tag). ' +
+      'Parallel tool calls on a fresh thread (thread-multi), agent.generate() per turn, working memory on (tagged "memory", as the live scorer received it). ' +
       'Turn 1 "What is the weather in Paris and in Berlin?": ONE model step with two tool-call parts (call_paris_1 ' +
       'Paris, call_berlin_1 Berlin): two execute_tool get_weather spans under that step; Berlin\'s tool throws ' +
       `Error("${MULTI_TOOL_ERROR}"): its span carries error.type/error.message and no gen_ai.tool.call.result, and ` +
