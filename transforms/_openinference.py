@@ -1,18 +1,29 @@
 """OpenInference (conventions.md §2): `openinference.span.kind` AGENT / LLM / TOOL / CHAIN,
 flattened `llm.input_messages.{i}.message.*`, `input.value` / `output.value`, and the
-`__REDACTED__` placeholder of the `OPENINFERENCE_HIDE_*` settings."""
+`__REDACTED__` placeholder of the `OPENINFERENCE_HIDE_*` settings.
+
+smolagents (`openinference-instrumentation-smolagents`) records what its agent memory renders
+as text: the task as `New task:\n<task>`, tool calls as a `tool-call` message `Calling
+tools:\n[<Python repr of the calls>]`, results as a `tool-response` message
+`Observation:\n<text>`; the agent answers by calling its `final_answer` tool. Those are
+decoded here (`_smolagents_memory`, `_smolagents_output`): the `final_answer` call is the
+answer text, not a tool invocation of the run.
+"""
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
+from transforms._formats import is_python_repr
 from transforms._toolkit import (
     ContextKeys,
     Mark,
     NMessage,
     NPart,
     SpanFacts,
+    decode_nested,
     flag_redacted,
     indexed_list,
     is_redacted,
@@ -88,6 +99,128 @@ def unflatten_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any
     return out
 
 
+# --------------------------------------------------------------------------- smolagents
+
+_SMOLAGENTS_SCOPE = "openinference.instrumentation.smolagents"
+FINAL_ANSWER_TOOL = "final_answer"
+"""The tool a smolagents agent calls to return its answer."""
+_TASK_PREFIX = "New task:\n"
+_CALLS_PREFIX = "Calling tools:\n"
+_OBSERVATION_PREFIX = "Observation:\n"
+
+
+def _is_smolagents(span: Span) -> bool:
+    return span.scope_name == _SMOLAGENTS_SCOPE
+
+
+def _raw_text(m: dict[str, Any]) -> str:
+    content = m.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content
+                         if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def _answer_text(args: Any) -> str:
+    """The answer a `final_answer` call carries (`{"answer": …}` or the bare value)."""
+    args = decode_nested(args)
+    if isinstance(args, dict) and "answer" in args:
+        args = args["answer"]
+    return args if isinstance(args, str) else "" if args is None else str(args)
+
+
+def _rendered_calls(text: str) -> list[dict[str, Any]] | None:
+    """The calls of a `Calling tools:\n[...]` message (a Python literal), else None."""
+    try:
+        calls = ast.literal_eval(text[len(_CALLS_PREFIX):].strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(calls, list) or not all(
+            isinstance(c, dict) and isinstance(c.get("function"), dict) for c in calls):
+        return None
+    return calls
+
+
+def _smolagents_memory(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """smolagents' memory as OpenInference recorded it, as the conversation it stands for.
+
+    `New task:\n<task>` is the user's `<task>`; a `tool-call` message is an assistant message
+    with those tool calls, except a `final_answer` call, which is an assistant message with
+    the answer text; a `tool-response` `Observation:\n<text>` is the result of the calls
+    before it (one observation per call, in the order smolagents joins them: call ids
+    sorted), dropped after a `final_answer` call (it only repeats the answer). An empty
+    assistant text (a streamed step that only called tools) is no message. Anything that
+    does not parse stays as it was recorded.
+    """
+    out: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    for m in raw:
+        role, text = m.get("role"), _raw_text(m)
+        if role == "user" and text.startswith(_TASK_PREFIX):
+            out.append({"role": "user", "content": text[len(_TASK_PREFIX):]})
+            pending = []
+        elif role == "tool-call" and text.startswith(_CALLS_PREFIX) and \
+                (calls := _rendered_calls(text)) is not None:
+            pending = []
+            tools = []
+            for c in calls:
+                fn = c["function"]
+                if fn.get("name") == FINAL_ANSWER_TOOL:
+                    out.append({"role": "assistant",
+                                "content": _answer_text(fn.get("arguments"))})
+                    continue
+                tools.append({"id": c.get("id"), "function": {
+                    "name": fn.get("name"), "arguments": fn.get("arguments")}})
+            if tools:
+                out.append({"role": "assistant", "tool_calls": tools})
+                pending = tools
+        elif role == "tool-response" and text.startswith(_OBSERVATION_PREFIX):
+            out.extend(_observations(text[len(_OBSERVATION_PREFIX):], pending))
+            pending = []
+        elif role == "assistant" and not text.strip() and not m.get("tool_calls"):
+            continue  # the empty text a streamed tool-calling step recorded in memory
+        else:
+            out.append(m)
+            pending = []
+    return out
+
+
+def _observations(text: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool messages for the observation of `calls` (none after a `final_answer` call)."""
+    n = len(calls)
+    if not n:
+        return []
+    ordered = sorted(calls, key=lambda c: str(c.get("id") or ""))
+    lines = text.split("\n")
+    chunks = [text] if n == 1 else lines if len(lines) == n else None
+    if chunks is None:  # several results that cannot be told apart: all of it to each
+        chunks = [text] * n
+    return [{"role": "tool", "tool_call_id": c.get("id"), "name": c["function"].get("name"),
+             "content": chunk} for c, chunk in zip(ordered, chunks)]
+
+
+def _smolagents_output(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A model reply: a `final_answer` call is the answer text (the reply did not stop for a
+    tool); a reply that calls other tools stopped for them."""
+    out = []
+    for m in raw:
+        calls = m.get("tool_calls") or []
+        answers = [c for c in calls if (c.get("function") or {}).get("name") == FINAL_ANSWER_TOOL]
+        rest = [c for c in calls if c not in answers]
+        m = dict(m)
+        if answers:
+            m["content"] = "\n".join(_answer_text(c["function"].get("arguments"))
+                                     for c in answers)
+        m.pop("tool_calls", None)
+        if rest:
+            m["tool_calls"] = rest
+        m["finish_reason"] = "tool_calls" if rest else "stop"
+        out.append(m)
+    return out
+
+
 def _messages(facts: SpanFacts, raw: list[dict[str, Any]] | None) -> list[NMessage] | None:
     if raw is None:
         return None
@@ -121,6 +254,8 @@ def _request_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
     # ({"messages": [...], "system": "..."}).
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
         return None
+    if not all(isinstance(m, dict) for m in value["messages"]):
+        return None  # e.g. the reprs of a framework's message objects (smolagents)
     msgs = messages_from_any(value["messages"]) or []
     system = value.get("system")
     if isinstance(system, str) and system:
@@ -159,13 +294,79 @@ _ROLES = {"AGENT": "agent", "TOOL": "tool", "LLM": "model"}
 
 
 def mark(span: Span) -> Mark:
-    """AGENT (named by `agent.name`, else the span name), TOOL or LLM; CHAIN and the other
-    kinds are nothing of note."""
+    """AGENT (named by `agent.name`, else the span name without a `.run` suffix), TOOL or
+    LLM; CHAIN and the other kinds are nothing of note."""
     a = span.attributes
     role = _ROLES.get(str(a.get("openinference.span.kind", "")).upper(), "other")
     if role == "agent":
-        return Mark(role, str(a.get("agent.name") or span.name or "") or None)
+        return Mark(role, str(a.get("agent.name") or _run_span_agent(span.name)) or None)
     return Mark(role)
+
+
+def _run_span_agent(name: str) -> str:
+    """The agent an unnamed AGENT span is about: smolagents names it `<agent name>.run`."""
+    return name[: -len(".run")] if name.endswith(".run") and len(name) > 4 else name
+
+
+def _agent_input(facts: SpanFacts, a: dict[str, Any]) -> None:
+    value, ok = _io_value(facts, a, "input.value")
+    if ok and isinstance(value, str) and not is_python_repr(value):
+        facts.root_input = messages_from_any(value)
+        facts.input_mode = "new"
+    elif ok and (isinstance(value, list) or (isinstance(value, dict) and "messages" in value)):
+        facts.root_input = messages_from_any(value)
+        facts.input_mode = "conversation"
+    elif ok and isinstance(value, dict) and isinstance(value.get("task"), str):
+        # The bound arguments of an agent's `run(task, …)` (smolagents): the task is the
+        # new user input, the other arguments are settings.
+        facts.root_input = messages_from_any(value["task"])
+        facts.input_mode = "new"
+    else:
+        facts.input_mode = "unusable"
+
+
+def _agent_output(facts: SpanFacts, a: dict[str, Any]) -> None:
+    out, ok = _io_value(facts, a, "output.value")
+    if not ok and isinstance(out, str) and out and not facts.truncated and \
+            not is_redacted(out) and out.strip()[:1] not in ("{", "["):
+        ok = True  # plain text under a JSON mime type (Agno): the text itself
+    if ok and not is_python_repr(out):  # streamed smolagents runs: the events' reprs
+        facts.root_output = output_text(facts, out, ("text", "content", "output",
+                                                     "final_output"))
+
+
+def _call_arguments(value: Any) -> tuple[Any, bool]:
+    """(arguments, python_args) of a tool span's input: OpenInference binds a Python tool's
+    whole signature, so `Tool.__call__(*args, sanitize_inputs_outputs, **kwargs)` records
+    `{"args", "sanitize_inputs_outputs", "kwargs"}`: the call's arguments are its `args` and
+    `kwargs`."""
+    if isinstance(value, dict) and "args" in value and "kwargs" in value:
+        return {"args": value["args"], "kwargs": value["kwargs"]}, True
+    return value, False
+
+
+def _model_input(span: Span, facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
+    # The raw provider request in input.value is the most faithful source (system prompt,
+    # tool_use / tool_result blocks); the flattened messages are the fallback.
+    value, ok = _io_value(facts, a, "input.value")
+    msgs = _request_messages(facts, value) if ok else None
+    if msgs is not None:
+        return msgs
+    raw = unflatten_messages(a, "llm.input_messages")
+    if raw is not None and _is_smolagents(span):
+        raw = _smolagents_memory(raw)
+    return _messages(facts, raw)
+
+
+def _model_output(span: Span, facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
+    value, ok = _io_value(facts, a, "output.value")
+    msgs = _response_messages(value) if ok else None
+    if msgs is not None:
+        return msgs
+    raw = unflatten_messages(a, "llm.output_messages")
+    if raw is not None and _is_smolagents(span):
+        raw = _smolagents_output(raw)
+    return _messages(facts, raw)
 
 
 def extract(span: Span) -> SpanFacts:
@@ -173,40 +374,24 @@ def extract(span: Span) -> SpanFacts:
     a = span.attributes
     facts = mark(span).facts("openinference")
     if facts.role == "agent":
-        value, ok = _io_value(facts, a, "input.value")
-        if ok and isinstance(value, str):
-            facts.root_input = messages_from_any(value)
-            facts.input_mode = "new"
-        elif ok and (isinstance(value, list) or (isinstance(value, dict) and "messages" in value)):
-            facts.root_input = messages_from_any(value)
-            facts.input_mode = "conversation"
-        else:
-            facts.input_mode = "unusable"
-        out, ok = _io_value(facts, a, "output.value")
-        if ok:
-            facts.root_output = output_text(facts, out, ("text", "content", "output",
-                                                         "final_output"))
+        _agent_input(facts, a)
+        _agent_output(facts, a)
         return facts
     if facts.role == "tool":
+        name = a.get("tool.name") or span.name
+        if name == FINAL_ANSWER_TOOL and _is_smolagents(span):
+            return facts  # how the agent returns its answer, not a tool it used
         args, _ = _io_value(facts, a, "input.value")
+        args, python_args = _call_arguments(args)
         result, _ = _io_value(facts, a, "output.value")
         facts.tool = tool_fact(span, call=a.get("tool.id") or a.get("tool_call.id"),
-                               name=a.get("tool.name") or span.name, args=args, result=result,
-                               has_result="output.value" in a)
+                               name=name, args=args, result=result,
+                               has_result="output.value" in a, python_args=python_args)
         return facts
     if facts.role == "model":
         facts.model_name = str(a.get("llm.model_name") or "") or None
-        # The raw provider request/response in input.value/output.value is the most faithful
-        # source (system prompt, tool_use / tool_result blocks); the flattened messages are
-        # the fallback.
-        value, ok = _io_value(facts, a, "input.value")
-        facts.model_input = _request_messages(facts, value) if ok else None
-        if facts.model_input is None:
-            facts.model_input = _messages(facts, unflatten_messages(a, "llm.input_messages"))
-        value, ok = _io_value(facts, a, "output.value")
-        facts.model_output = _response_messages(value) if ok else None
-        if facts.model_output is None:
-            facts.model_output = _messages(facts, unflatten_messages(a, "llm.output_messages"))
+        facts.model_input = _model_input(span, facts, a)
+        facts.model_output = _model_output(span, facts, a)
         finish = a.get("llm.finish_reason")
         if facts.model_output and finish is not None:
             for m in facts.model_output:
