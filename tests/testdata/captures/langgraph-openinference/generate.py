@@ -26,9 +26,9 @@ venv that made the committed captures)::
 openinference-instrumentation-langchain opentelemetry-sdk opentelemetry-exporter-otlp-proto-http``).
 ``generate.py <scenario>`` runs one scenario.
 
-Scenarios (all with ``name="weather-agent"`` on the agent, which is what makes the graph's root
-span an OpenInference AGENT span: the instrumentor marks any run whose name contains "agent" as
-AGENT and every other graph/node run as CHAIN):
+Scenarios (all but ``two_turns_tool_unnamed`` with ``name="weather-agent"`` on the agent, which
+is what makes the graph's root span an OpenInference AGENT span: the instrumentor marks any run
+whose name contains "agent" as AGENT and every other graph/node run as CHAIN):
 
 * ``two_turns_tool``: ``create_agent``, ``agent.invoke`` per turn.
 * ``two_turns_tool_stream``: ``create_agent``, ``agent.stream(stream_mode="messages")`` per turn
@@ -38,6 +38,8 @@ AGENT and every other graph/node run as CHAIN):
 * ``react_two_turns_tool``: the deprecated ``langgraph.prebuilt.create_react_agent`` with
   ``prompt`` = the system prompt, ``agent.invoke`` per turn (its model node is called "agent", so
   the instrumentor makes that inner node an AGENT span too).
+* ``two_turns_tool_unnamed``: as ``two_turns_tool`` without ``name=`` (LangGraph calls the graph
+  "LangGraph"; no span is an AGENT span then).
 * ``two_tools_and_a_failure``: ``create_agent``, ``agent.invoke``; turn 1's one reply asks for
   Paris and Berlin (parallel calls), Berlin's tool raises ``WeatherServiceError``; a
   ``wrap_tool_call`` middleware (LangChain's documented way to handle tool errors) returns a
@@ -88,7 +90,10 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "two_turns_tool_hidden": {"factory": "create_agent", "stream": False, "hide": True},
     "react_two_turns_tool": {"factory": "create_react_agent", "stream": False},
     "two_tools_and_a_failure": {"factory": "create_agent", "stream": False, "multi": True},
+    "two_turns_tool_unnamed": {"factory": "create_agent", "stream": False, "name": None},
 }
+GRAPH_DEFAULT_NAME = "LangGraph"
+"""The name LangGraph gives a compiled graph the app did not name (``StateGraph.compile``)."""
 
 
 def make_tool(multi: bool) -> Any:
@@ -138,7 +143,7 @@ def make_agent(spec: dict[str, Any], base_url: str) -> Any:
 
     middleware = [tool_error_middleware()] if spec.get("multi") else []
     return create_agent(model, tools, system_prompt=SYSTEM_PROMPT, checkpointer=InMemorySaver(),
-                        name=AGENT_NAME, middleware=middleware)
+                        name=spec.get("name", AGENT_NAME), middleware=middleware)
 
 
 def turn_from_messages(user_text: str, new: list[Any], prior: list[Turn]) -> Turn:
@@ -215,13 +220,18 @@ def notes_for(name: str, spec: dict[str, Any]) -> str:
     """The expectation's notes: what the app did and what the capture shows."""
     factory = ("langchain.agents.create_agent(system_prompt=...)" if spec["factory"] == "create_agent"
                else "langgraph.prebuilt.create_react_agent(prompt=...) (deprecated since LangGraph 1.0)")
+    named = ("not named (LangGraph calls it 'LangGraph')" if "name" in spec
+             else "named weather-agent")
+    root = ("CHAIN span `LangGraph`" if "name" in spec
+            else "AGENT span `weather-agent` (the compiled graph; AGENT because its name contains "
+                 "'agent')")
     notes = (
-        f"{factory} named weather-agent, ChatOpenAI gpt-4o-mini against the fake chat-completions "
+        f"{factory} {named}, ChatOpenAI gpt-4o-mini against the fake chat-completions "
         "server, @tool get_weather returning JSON text, InMemorySaver checkpointer, "
         "configurable.thread_id=conv-42; each turn is one graph invocation sending only its new "
         "user message, the checkpointer supplies the history (checked on the requests the fake "
-        "received). One trace per invocation: root AGENT span `weather-agent` (the compiled "
-        "graph; AGENT because its name contains 'agent') whose input.value is the graph input "
+        "received). One trace per invocation: root "
+        f"{root} whose input.value is the graph input "
         "{messages:[new user message]} and output.value the whole thread state as LangChain "
         "serialised messages; CHAIN spans per graph node; LLM `ChatOpenAI` spans with the full "
         "per-call llm.input_messages (system + history + new) and llm.output_messages; TOOL "
@@ -237,6 +247,12 @@ def notes_for(name: str, spec: dict[str, Any]) -> str:
         notes += (" TraceConfig(hide_inputs=True, hide_outputs=True): the instrumentor replaces "
                   "input.value/output.value by __REDACTED__ and drops llm.input_messages/"
                   "llm.output_messages, so no content is captured.")
+    if "name" in spec:
+        notes += (" two_turns_tool_unnamed: the same agent WITHOUT name=, as LangChain's examples "
+                  "write it: LangGraph names the graph 'LangGraph', so the root span is a CHAIN "
+                  "`LangGraph` and NO span is an AGENT span (the model node is `model`). The app "
+                  "still invoked one agent per turn: one run per root CHAIN, entityName = the "
+                  "graph's name 'LangGraph' (what LangGraph and the spans call it).")
     if spec.get("multi"):
         notes += (" two_tools_and_a_failure: turn 1's first reply has two parallel calls; "
                   "Berlin's tool raises and a wrap_tool_call middleware returns "
@@ -279,7 +295,8 @@ def run_scenario(name: str) -> None:
         runs = [{"convention": "openinference", "entityName": AGENT_NAME, "contentCaptured": False,
                  "conversationId": CONVERSATION_ID} for _ in turns]
     else:
-        runs = [agent_run_expectation(t, convention="openinference", entity_name=AGENT_NAME,
+        entity = spec.get("name", AGENT_NAME) or GRAPH_DEFAULT_NAME
+        runs = [agent_run_expectation(t, convention="openinference", entity_name=entity,
                                       extra={"conversationId": CONVERSATION_ID}) for t in turns]
     lib_version = ", ".join(f"{p} {version(p)}" for p in (
         "langgraph", "langchain", "langchain-core", "langchain-openai",
