@@ -15,7 +15,9 @@ import re
 from typing import Any
 
 __all__ = [
-    "converse_part",
+    "LANGCHAIN_TYPES",
+    "callback_payload",
+    "typeless_part",
     "is_placeholder",
     "is_python_repr",
     "langchain_message",
@@ -79,6 +81,27 @@ def is_python_repr(value: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- LangChain
+
+# What a LangChain callback handler records for a run (OpenLLMetry's `traceloop.entity.input`
+# / `.output` under LangChain): the run's inputs or outputs next to its tags, metadata and
+# keyword arguments.
+_CALLBACK_KEYS = frozenset({"inputs", "outputs", "output", "input_str", "tags", "metadata",
+                            "kwargs"})
+_CALLBACK_PAYLOADS = ("inputs", "input_str", "outputs", "output")
+
+
+def callback_payload(value: Any) -> tuple[bool, Any]:
+    """(True, payload) for a LangChain callback handler's dump of a run's inputs or outputs
+    (`{"inputs": …, "tags", "metadata", "kwargs"}`, a tool's `{"input_str", "inputs", …}`,
+    `{"output": …, "kwargs"}`): the payload is `inputs`, else `input_str`, else `outputs`,
+    else `output`. (False, None) for anything else."""
+    if not isinstance(value, dict) or "kwargs" not in value or not value.keys() <= _CALLBACK_KEYS:
+        return False, None
+    for key in _CALLBACK_PAYLOADS:
+        if key in value:
+            return True, value[key]
+    return False, None
+
 
 # Message type (`kwargs.type`, `data.type`, `model_dump()["type"]`) and class name -> role.
 _LC_ROLES = {
@@ -160,14 +183,19 @@ def _converse_content(blocks: Any) -> Any:
     return blocks
 
 
-def converse_part(p: dict[str, Any]) -> dict[str, Any] | None:
-    """A Converse (Bedrock, Strands) content block without `type` as a typed part, else None.
+def typeless_part(p: dict[str, Any]) -> dict[str, Any] | None:
+    """A content block without `type` (Bedrock Converse, Strands; Google GenAI `Part`, ADK)
+    as a typed part, else None (a plain `{"text"}` block: the toolkit reads it as text).
 
-    `{"toolUse": {toolUseId, name, input}}` is a tool call, `{"toolResult": {toolUseId,
-    content, status}}` a tool result (error when `status` is `error`), `{"reasoningContent":
-    {"reasoningText": {"text"}}}` reasoning; images, documents, cache points and the like are
-    `other`. A `{"text"}` block is not rewritten (the toolkit reads it as text).
+    Converse: `{"toolUse": {toolUseId, name, input}}` is a tool call, `{"toolResult":
+    {toolUseId, content, status}}` a tool result (error when `status` is `error`),
+    `{"reasoningContent": {"reasoningText": {"text"}}}` reasoning. Google GenAI:
+    `{"function_call": {id, name, args}}` (or `functionCall`) a tool call,
+    `{"function_response": {id, name, response}}` a tool result, `{"text", "thought": true}`
+    reasoning. Images, documents, files, code, cache points and the like are `other`.
     """
+    if "text" in p:
+        return {"type": "reasoning", "text": p["text"]} if p.get("thought") is True else None
     use = p.get("toolUse")
     if isinstance(use, dict):
         return {"type": "tool_call", "id": use.get("toolUseId"), "name": use.get("name"),
@@ -177,18 +205,28 @@ def converse_part(p: dict[str, Any]) -> dict[str, Any] | None:
         return {"type": "tool_call_response", "id": res.get("toolUseId"),
                 "response": _converse_content(res.get("content")),
                 "is_error": res.get("status") == "error"}
+    call = p.get("function_call", p.get("functionCall"))
+    if isinstance(call, dict):
+        return {"type": "tool_call", "id": call.get("id"), "name": call.get("name"),
+                "arguments": call.get("args")}
+    resp = p.get("function_response", p.get("functionResponse"))
+    if isinstance(resp, dict):
+        return {"type": "tool_call_response", "id": resp.get("id"), "name": resp.get("name"),
+                "response": resp.get("response")}
     reasoning = p.get("reasoningContent")
     if isinstance(reasoning, dict):
         rt = reasoning.get("reasoningText")
         text = rt.get("text") if isinstance(rt, dict) else None
         return {"type": "reasoning", "text": text if isinstance(text, str) else ""}
-    if "text" not in p and "content" not in p and any(k in p for k in _CONVERSE_OTHER):
+    if "content" not in p and any(k in p for k in _TYPELESS_OTHER):
         return {"type": "other"}
     return None
 
 
-_CONVERSE_OTHER = ("image", "document", "video", "cachePoint", "guardContent", "citationsContent",
-                   "json")
+_TYPELESS_OTHER = (
+    "image", "document", "video", "cachePoint", "guardContent", "citationsContent", "json",
+    "inline_data", "inlineData", "file_data", "fileData", "executable_code", "executableCode",
+    "code_execution_result", "codeExecutionResult")
 
 
 # --------------------------------------------------------------------------- tool outputs

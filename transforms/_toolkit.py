@@ -16,10 +16,11 @@ from typing import Any
 
 from transforms._formats import (
     LANGCHAIN_TYPES,
-    converse_part,
+    callback_payload,
     is_placeholder,
     is_python_repr,
     langchain_message,
+    typeless_part,
     unwrap_tool_output,
 )
 from transforms.reasons import Reason
@@ -376,10 +377,14 @@ def tool_output(value: Any) -> tuple[Any, bool]:
 
     A result wrapped in a message object (a LangChain `ToolMessage`, a Strands `ToolResult`,
     an MCP `CallToolResult`, `{"type": "tool", "content"}`: `_formats.unwrap_tool_output`) is
-    its content, an error when the wrapper says so. JSON text is decoded (also inside a
-    wrapper); anything else stays as it is.
+    its content, an error when the wrapper says so; a LangChain callback handler's dump
+    (`{"output": …, "kwargs"}`) is its output. JSON text is decoded (also inside a wrapper);
+    anything else stays as it is.
     """
     value = decode_nested(value)
+    dumped, payload = callback_payload(value)
+    if dumped:
+        value = decode_nested(payload)
     wrapped = unwrap_tool_output(value)
     if wrapped is not None:
         return decode_nested(wrapped[0]), wrapped[1]
@@ -399,7 +404,7 @@ def _norm_part(p: Any) -> NPart | None:
         return NPart("text", _text(p))
     if not isinstance(p, dict):
         return None
-    if "type" not in p and (rewritten := converse_part(p)) is not None:
+    if "type" not in p and (rewritten := typeless_part(p)) is not None:
         p = rewritten
     kind = str(p.get("type", "text"))
     if kind in _TEXT_KINDS:
@@ -536,7 +541,10 @@ def message_from_any(m: Any) -> NMessage | None:
             if role == "tool":
                 parts.append(NPart("tool_result",
                                    tool_call_id=call_id(m.get("tool_call_id", m.get("id"))),
-                                   tool_name=m.get("name"), result=decode_nested(content)))
+                                   tool_name=m.get("name") or m.get("tool_name"),
+                                   result=decode_nested(content),
+                                   is_error=m.get("tool_call_error") is True or m.get(
+                                       "status") == "error"))
             elif content:
                 parts.append(NPart("text", _text(content)))
         elif isinstance(content, list):
@@ -551,14 +559,43 @@ def message_from_any(m: Any) -> NMessage | None:
     return NMessage(role, parts, str(finish) if finish is not None else None)
 
 
+def _generations(gens: list[Any]) -> list[NMessage] | None:
+    """The messages of a LangChain `LLMResult` (`{"generations": [[{text, message,
+    generation_info}]]}`): each generation's message (its `finish_reason` from
+    `generation_info`), else its text as an assistant message. None for a batch of several."""
+    if gens and isinstance(gens[0], list):
+        if len(gens) != 1:
+            return None
+        gens = gens[0]
+    out: list[NMessage] = []
+    for g in gens:
+        if not isinstance(g, dict):
+            continue
+        m = message_from_any(g["message"]) if isinstance(g.get("message"), dict) else None
+        if m is None and isinstance(g.get("text"), str):
+            m = NMessage("assistant", [NPart("text", _text(g["text"]))])
+        if m is None:
+            continue
+        info = g.get("generation_info")
+        if m.finish_reason is None and isinstance(info, dict) and info.get("finish_reason"):
+            m.finish_reason = str(info["finish_reason"])
+        out.append(m)
+    return out
+
+
 def messages_from_any(value: Any) -> list[NMessage] | None:
     """A message list from decoded JSON: a list, `{messages: [...]}` (a graph's state), a
     single message or a plain string (one user message). A batch of one conversation
-    (`[[...]]`, LangChain chat-model inputs) is that conversation. None when the value is
-    not a conversation: a Python repr (`is_python_repr`), a batch of several, anything else.
+    (`[[...]]`, LangChain chat-model inputs) is that conversation; a LangChain `LLMResult`
+    (`{"generations": [[...]]}`) its generated messages. None when the value is not a
+    conversation: a Python repr (`is_python_repr`) or a list holding one, a batch of
+    several, anything else.
     """
-    if isinstance(value, dict) and isinstance(value.get("messages"), list):
-        value = value["messages"]
+    if isinstance(value, dict):
+        if isinstance(value.get("messages"), list):
+            value = value["messages"]
+        elif isinstance(value.get("generations"), list):
+            return _generations(value["generations"])
     if isinstance(value, str):
         if is_python_repr(value):
             return None
@@ -572,7 +609,14 @@ def messages_from_any(value: Any) -> list[NMessage] | None:
         if len(value) != 1:
             return None
         value = value[0]
-    return [msg for m in value if (msg := message_from_any(m)) is not None]
+    out: list[NMessage] = []
+    for m in value:
+        if isinstance(m, str) and is_python_repr(m):
+            return None  # e.g. smolagents' ["ChatMessage(role=…)", …]
+        msg = message_from_any(m)
+        if msg is not None:
+            out.append(msg)
+    return out
 
 
 # --------------------------------------------------------------------------- extractor toolkit
@@ -700,25 +744,47 @@ def _is_args_dump(value: Any) -> bool:
     return isinstance(value, dict) and set(value) <= {"args", "kwargs"}
 
 
+def _framework_args(value: Any) -> Any:
+    """Tool arguments as recorded, a framework's dump of them unwrapped: a LangChain callback
+    dump (`{"input_str", "inputs", "kwargs", …}`) is its `inputs` (else its `input_str`), a
+    call dump with both `args` (a list) and `kwargs` (an object), whatever else it holds
+    (smolagents adds `sanitize_inputs_outputs`), is read as `tool_args` reads one."""
+    value = decode_nested(value)
+    dumped, payload = callback_payload(value)
+    if dumped:
+        return decode_nested(payload)
+    if isinstance(value, dict) and isinstance(value.get("args"), list) and \
+            isinstance(value.get("kwargs"), dict):
+        args, kwargs = value["args"], value["kwargs"]
+        if not args:
+            return kwargs
+        if len(args) == 1 and not kwargs:
+            return decode_nested(args[0])
+    return value
+
+
 def tool_args(value: Any) -> Any:
     """Tool arguments that a Python decorator recorded as its call arguments
     (`{"args": [...], "kwargs": {...}}`): the keyword arguments, or the one positional
-    argument; anything else decoded as it is."""
+    argument; anything else as `tool_fact` reads it (decoded, a framework's dump
+    unwrapped)."""
     if _is_args_dump(value):
         args, kwargs = value.get("args") or [], value.get("kwargs") or {}
         if not args and isinstance(kwargs, dict):
             return kwargs
         if len(args) == 1 and not kwargs:
             return decode_nested(args[0])
-    return decode_nested(value)
+        return decode_nested(value)
+    return _framework_args(value)
 
 
 def is_args_dump(value: Any) -> bool:
-    """A Python call-arguments dump (`{"args": [...], "kwargs": {...}}`) or the `repr()` of
-    Python objects (`is_python_repr`): never a conversation."""
+    """A Python call-arguments dump (`{"args": [...], "kwargs": {...}}`), a LangChain callback
+    handler's dump of a run's inputs (`{"inputs", "tags", "metadata", "kwargs"}`) or the
+    `repr()` of Python objects (`is_python_repr`): never a conversation."""
     if isinstance(value, str):
         return is_python_repr(value)
-    return bool(value) and _is_args_dump(value)
+    return bool(value) and (_is_args_dump(value) or callback_payload(value)[0])
 
 
 def tool_fact(span: Span, *, call: Any, name: Any, args: Any, result: Any, has_result: bool,
@@ -728,8 +794,8 @@ def tool_fact(span: Span, *, call: Any, name: Any, args: Any, result: Any, has_r
     that says it failed: `tool_output`) has no result, and its error text is the convention's
     own message (`error`), else the status message, else the wrapped result's text, else
     "error". Ids go through `call_id`, names through `opt_str`; arguments and results are
-    decoded, wrapped results unwrapped (`python_args`: arguments may be a decorator's
-    call-arguments dump, see `tool_args`)."""
+    decoded, wrapped results and LangChain callback dumps unwrapped (`python_args`:
+    arguments may be a decorator's call-arguments dump, see `tool_args`)."""
     error_text = None
     value, wrapped_error = tool_output(result) if result is not None else (None, False)
     if failed or wrapped_error or span.status_code == "ERROR":
@@ -737,5 +803,5 @@ def tool_fact(span: Span, *, call: Any, name: Any, args: Any, result: Any, has_r
         error_text = str(error or span.status_message or fallback or "error")
         has_result = False
     return ToolFact(call_id=call_id(call), name=opt_str(name),
-                    args=tool_args(args) if python_args else decode_nested(args),
+                    args=tool_args(args) if python_args else _framework_args(args),
                     result=value, has_result=has_result, error_text=error_text)
