@@ -107,6 +107,8 @@ FINAL_ANSWER_TOOL = "final_answer"
 _TASK_PREFIX = "New task:\n"
 _CALLS_PREFIX = "Calling tools:\n"
 _OBSERVATION_PREFIX = "Observation:\n"
+_WIRE_ROLES = {"tool-call": "assistant", "tool-response": "user"}
+"""The roles smolagents sends its own memory roles as (`tool_role_conversions`)."""
 
 
 def _is_smolagents(span: Span) -> bool:
@@ -152,7 +154,7 @@ def _smolagents_memory(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
     before it (one observation per call, in the order smolagents joins them: call ids
     sorted), dropped after a `final_answer` call (it only repeats the answer). An empty
     assistant text (a streamed step that only called tools) is no message. Anything that
-    does not parse stays as it was recorded.
+    does not parse stays the text it was, under the role smolagents sends it as.
     """
     out: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
@@ -182,7 +184,7 @@ def _smolagents_memory(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif role == "assistant" and not text.strip() and not m.get("tool_calls"):
             continue  # the empty text a streamed tool-calling step recorded in memory
         else:
-            out.append(m)
+            out.append({**m, "role": _WIRE_ROLES.get(str(role), role)})
             pending = []
     return out
 
