@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
 from transforms import (
+    _adk,
     _anthropic,
     _genai,
     _langfuse,
@@ -75,6 +76,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("mastra", _mastra.extract, _mastra.mark, matches=_mastra.matches, context=_mastra.CONTEXT),
     Convention("pydantic_ai", _pydantic_ai.extract, _pydantic_ai.mark, matches=_pydantic_ai.matches),
     Convention("anthropic", _anthropic.extract, _genai.mark, matches=_anthropic.matches),
+    Convention("genai", _adk.extract, _adk.mark, matches=_adk.matches, reads_first=_adk.matches),
     Convention("genai", _genai.extract, _genai.mark, matches=_genai.matches, context=_genai.CONTEXT),
 )
 _ANY_PREFIX = tuple(p for c in CONVENTIONS for p in c.prefixes)
