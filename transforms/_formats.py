@@ -44,7 +44,7 @@ def is_placeholder(value: Any) -> bool:
     that is `REDACTED`, a bracketed `redacted`/`elided` in any case (`<elided>`, `[Redacted]`,
     …) or only asterisks (three or more).
     """
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str):  # `not value` would miss the toolkit's falsy Placeholder
         return False
     s = value.strip()
     if s.startswith(_PLACEHOLDER_PREFIXES):

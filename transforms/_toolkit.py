@@ -279,8 +279,8 @@ def parse_json_attr(value: Any) -> Parsed:
     """Parse an attribute that may hold JSON text (or already structured values).
 
     Strings that start like JSON (`{`, `[`, `"`) but do not parse are kept as text and
-    flagged `truncated` (attribute length limits cut them mid-string). Other strings are
-    plain text. JSON nested deeper than `MAX_JSON_DEPTH` is kept as text (`too_deep`).
+    flagged `truncated` (attribute length limits cut them mid-string), unless they are a
+    Python repr (`is_python_repr`). Other strings are plain text. JSON nested deeper than `MAX_JSON_DEPTH` is kept as text (`too_deep`).
     """
     if not isinstance(value, str):
         if isinstance(value, (dict, list)) and not _depth_ok(value):
@@ -294,7 +294,8 @@ def parse_json_attr(value: Any) -> Parsed:
     except RecursionError:
         return Parsed(value, False, too_deep=True)
     except ValueError:
-        return Parsed(value, False, truncated=True)
+        # A Python repr (`{'messages': [...]}`) opens like JSON but was never JSON: not cut.
+        return Parsed(value, False, truncated=not is_python_repr(text))
     if isinstance(decoded, (dict, list)) and not _text_depth_ok(text) and not _depth_ok(decoded):
         return Parsed(value, False, too_deep=True)
     return Parsed(decoded, True)
