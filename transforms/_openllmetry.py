@@ -9,8 +9,9 @@ builder to whatever span they point at).
 The LangChain/LangGraph instrumentation (`opentelemetry-instrumentation-langchain`) also writes
 an `invoke_agent {graph}` span per graph invocation in plain GenAI terms, recognisable as
 OpenLLMetry's by its `gen_ai.workflow.nodes`/`edges` (Traceloop's extension keys), and records
-LangChain's callback arguments on its spans: a tool span's entity input is
-`{"input_str", "inputs", "kwargs": {"tool_call_id"}, …}` and its output `{"output", "kwargs"}`.
+LangChain's callback arguments on its spans (a tool span's entity input is
+`{"input_str", "inputs", "kwargs": {"tool_call_id"}, …}`, its output `{"output", "kwargs"}`):
+the toolkit unwraps them; the call id is read here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from transforms import _genai
+from transforms._formats import callback_payload
 from transforms._toolkit import (
     ContextKeys,
     Mark,
@@ -113,14 +115,12 @@ def _is_graph_span(attrs: dict[str, Any]) -> bool:
     return any(k in attrs for k in _GRAPH_KEYS)
 
 
-def _is_callback_input(value: Any) -> bool:
-    """LangChain's `on_tool_start` arguments as the instrumentation records them:
-    `{"input_str": <the input as text, a Python repr for a dict>, "inputs": <the input>,
-    "kwargs": {"tool_call_id": …}, "tags", "metadata"}`."""
-    return isinstance(value, dict) and isinstance(value.get("input_str"), str)
-
-
-def _callback_call_id(value: dict[str, Any]) -> Any:
+def _callback_call_id(value: Any) -> Any:
+    """The tool call id in LangChain's `on_tool_start` arguments as the instrumentation
+    records them (`{"input_str", "inputs", "kwargs": {"tool_call_id": …}, "tags",
+    "metadata"}`); None for anything else."""
+    if not callback_payload(value)[0]:
+        return None
     kwargs = value.get("kwargs")
     return kwargs.get("tool_call_id") if isinstance(kwargs, dict) else None
 
@@ -170,16 +170,10 @@ def extract(span: Span) -> SpanFacts:
     if facts.role == "tool":
         value, _ = json_attr(facts, a.get("traceloop.entity.input"))
         result, _ = json_attr(facts, a.get("traceloop.entity.output"))
-        call = a.get("gen_ai.tool.call.id")
-        if _is_callback_input(value):
-            call = call or _callback_call_id(value)
-            value = value["inputs"] if isinstance(value.get("inputs"), dict) else \
-                value["input_str"]
-        if isinstance(result, dict) and set(result) == {"output", "kwargs"}:
-            result = result["output"]  # LangChain's on_tool_end(output, **kwargs)
-        # The decorator dumps Python call arguments: {"args": [...], "kwargs": {...}}.
+        # The decorator dumps Python call arguments: {"args": [...], "kwargs": {...}};
+        # under LangChain, the callback's arguments (the toolkit unwraps both).
         facts.tool = tool_fact(
-            span, call=call,
+            span, call=a.get("gen_ai.tool.call.id") or _callback_call_id(value),
             name=a.get("traceloop.entity.name") or span.name.rsplit(".", 1)[0],
             args=value, result=result, has_result="traceloop.entity.output" in a,
             python_args=True)
