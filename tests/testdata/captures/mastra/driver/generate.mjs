@@ -25,7 +25,8 @@
 // turn 2 calls get_weather(Rome) twice in sequence. `node generate.mjs <scenario>` runs one.
 
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -36,7 +37,7 @@ import { createScorer } from '@mastra/core/evals';
 import { Mastra } from '@mastra/core/mastra';
 import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
 import { createTool } from '@mastra/core/tools';
-import { LibSQLStore } from '@mastra/libsql';
+import { LibSQLStore, LibSQLVector } from '@mastra/libsql';
 import { Memory } from '@mastra/memory';
 import { Observability } from '@mastra/observability';
 import { OtelExporter } from '@mastra/otel-exporter';
@@ -124,6 +125,30 @@ const MULTI_TURNS = [
     ],
   },
 ];
+
+// semantic_recall_other_thread: two threads of one resource. Semantic recall (scope resource)
+// finds turn 1 of the first thread for the question on the second and Mastra hands it to the
+// model as a system message ("…remembered from a different conversation…", tag `memory`).
+const RECALL_TURNS = [
+  { user: 'I live in Paris.', thread: 'thread-ana-home', steps: [{ text: 'Noted: you live in Paris.' }] },
+  { user: 'Where do I live?', thread: 'thread-ana-trip', steps: [{ text: 'You live in Paris.' }] },
+];
+
+// A deterministic stand-in embedder (AI SDK EmbeddingModelV2): words hashed into 8 buckets.
+const EMBEDDER = {
+  specificationVersion: 'v2',
+  provider: 'mock',
+  modelId: 'mock-embedder',
+  maxEmbeddingsPerCall: 100,
+  supportsParallelCalls: true,
+  doEmbed: async ({ values }) => ({
+    embeddings: values.map((text) => {
+      const v = new Array(8).fill(0.01);
+      for (const w of text.toLowerCase().split(/\W+/)) if (w) v[[...w].reduce((a, c) => a + c.charCodeAt(0), 0) % 8] += 1;
+      return v;
+    }),
+  }),
+};
 
 // ------------------------------------------------------------------------------ capture server
 
@@ -360,7 +385,7 @@ function expectedTags(liveRun, index, turn, promptExtras) {
 
 // ---------------------------------------------------------------------------------- scenario
 
-async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, notes = null, failingCity = null, errorTexts = false }) {
+async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, notes = null, failingCity = null, errorTexts = false, recall = false }) {
   const TURNS = turns;
   const THREAD_ID = threadId;
   const capturePath = join(OUT, `${name}.otlp.jsonl`);
@@ -382,11 +407,14 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
     },
   });
 
+  const vectorDir = recall ? mkdtempSync(join(tmpdir(), 'mastra-capture-')) : null;
   const memory = new Memory({
     storage: new LibSQLStore({ id: 'capture-memory', url: ':memory:' }),
+    ...(recall ? { vector: new LibSQLVector({ id: 'capture-vector', url: `file:${join(vectorDir, 'vector.db')}` }), embedder: EMBEDDER } : {}),
     options: {
       lastMessages: 20,
       workingMemory: { enabled: true, template: WORKING_MEMORY_TEMPLATE },
+      ...(recall ? { semanticRecall: { topK: 2, messageRange: 0, scope: 'resource' } } : {}),
       generateTitle: false,
     },
   });
@@ -427,10 +455,13 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
 
   const runs = [];
   const liveRuns = [];
-  const history = [];
+  const histories = new Map(); // thread -> what memory holds of it
   for (const [index, turn] of TURNS.entries()) {
     const before = mock.received.length;
-    const options = { memory: { thread: THREAD_ID, resource: RESOURCE_ID } };
+    const thread = turn.thread ?? THREAD_ID;
+    if (!histories.has(thread)) histories.set(thread, []);
+    const history = histories.get(thread);
+    const options = { memory: { thread, resource: RESOURCE_ID } };
     if (turn.system) options.system = turn.system;
     let text;
     let toolResultsSeen;
@@ -487,7 +518,7 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
       convention: 'mastra',
       entityName: AGENT_NAME,
       entityId: AGENT_ID,
-      conversationId: THREAD_ID,
+      conversationId: thread,
       resourceId: RESOURCE_ID,
       systemMessages: [INSTRUCTIONS],
       taggedSystemMessages: tagged,
@@ -496,6 +527,7 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
       output: { text: finalText, toolCalls },
       contentCaptured: true,
     };
+    if (turn.thread) run.requestContext = { resourceId: RESOURCE_ID, threadId: thread };
     if (errorTexts) {
       // The whole-run shape the driver knows: the thread/resource it passed, and the output's
       // parts model step by model step (tool calls indexed into output.toolCalls).
@@ -515,6 +547,7 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
   await mastra.shutdown?.();
   await exporter.shutdown?.();
   await capture.stop();
+  if (vectorDir) rmSync(vectorDir, { recursive: true, force: true });
 
   const expected = {
     library: 'mastra',
@@ -549,6 +582,18 @@ const SCENARIOS = {
       'One turn on a fresh thread (thread-atlantis): get_weather throws "unknown city: Atlantis". The execute_tool ' +
       'span carries error.type/error.message and no gen_ai.tool.call.result; Mastra hands the error to the model, whose ' +
       'second step answers. The tool call must come out with state output-error. Working memory is on (its message tagged "memory", as the live scorer received it).',
+  },
+  semantic_recall_other_thread: {
+    stream: false,
+    turns: RECALL_TURNS,
+    recall: true,
+    notes:
+      'Semantic recall across threads (resource user-ana; LibSQLVector, a deterministic stand-in embedder, ' +
+      'semanticRecall {topK 2, messageRange 0, scope resource}), working memory on, agent.generate() per turn. Turn 1 on ' +
+      'thread-ana-home "I live in Paris."; turn 2 on a fresh thread-ana-trip "Where do I live?": no history in that ' +
+      'thread, and Mastra adds turn 1 as a system message "The following messages were remembered from a different ' +
+      'conversation: …" after the working-memory one. taggedSystemMessages as the live Mastra scorer received them: both ' +
+      'under "memory". conversationId/requestContext.threadId: the thread of each turn.',
   },
   two_tools_and_a_failure: {
     stream: false,
