@@ -5,7 +5,7 @@ own tags, the same history and answer.
 
 The one tag the OTel export cannot carry: Mastra files the per-call `system` option under
 `user-provided`; its text is the app's and the export drops the tag, so scorecar files it under
-`runtime` (LOST_TAGS). History is compared as texts and tool-call ids in order: Mastra hands its
+`runtime` (LOST_TAGS). History is compared as texts and tool calls (id, state) in order: Mastra hands its
 scorers one stored message per assistant turn, the export has the prompt's wire form (the
 assistant's tool-call message and its answer as two messages).
 """
@@ -38,8 +38,9 @@ def _text(content: Any) -> str:
     return "".join(p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text")
 
 
-def _calls(parts: list[dict[str, Any]]) -> list[str]:
-    return [p["toolInvocation"]["toolCallId"] for p in parts if p.get("type") == "tool-invocation"]
+def _calls(parts: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(p["toolInvocation"]["toolCallId"], p["toolInvocation"]["state"])
+            for p in parts if p.get("type") == "tool-invocation"]
 
 
 def _live_view(run: dict[str, Any]) -> dict[str, Any]:
@@ -60,8 +61,8 @@ def _live_view(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _ids(msgs: list[Message]) -> list[str]:
-    return [str(t.tool_call_id) for m in msgs for t in m.tool_invocations]
+def _ids(msgs: list[Message]) -> list[tuple[str, str]]:
+    return [(str(t.tool_call_id), t.state) for m in msgs for t in m.tool_invocations]
 
 
 def _scorecar_view(run: ScorerRun) -> dict[str, Any]:

@@ -5,6 +5,7 @@ under `processor-retry-feedback`; a system message without a known header stays 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from scorers.types import ScorerRun
 from tests.transforms._spans import TRACE, span
@@ -47,7 +48,7 @@ def _mastra_run(system: list[str], *, legacy: bool = False) -> ScorerRun:
                 {"type": "text", "content": ANSWER}]}]),
             "gen_ai.response.finish_reasons": '["stop"]'}, parent=ROOT, start=2000, end=8000)
     else:
-        prompt = [{"role": "system", "content": s} for s in system]
+        prompt: list[dict[str, Any]] = [{"role": "system", "content": s} for s in system]
         prompt.append({"role": "user", "content": [{"type": "text", "text": QUESTION}]})
         gen = span("model_generation mock-model", {
             "gen_ai.operation.name": "model_generation", "mastra.span.type": "model_generation",
