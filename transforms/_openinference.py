@@ -31,6 +31,7 @@ from transforms._toolkit import (
     message_from_any,
     messages_from_any,
     output_text,
+    parse_json_attr,
     set_path,
     tool_fact,
 )
@@ -256,8 +257,8 @@ def _request_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
     # ({"messages": [...], "system": "..."}).
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
         return None
-    if not all(isinstance(m, dict) for m in value["messages"]):
-        return None  # e.g. the reprs of a framework's message objects (smolagents)
+    if any(isinstance(m, str) for m in value["messages"]):
+        return None  # the reprs of a framework's message objects (smolagents)
     msgs = messages_from_any(value["messages"]) or []
     system = value.get("system")
     if isinstance(system, str) and system:
@@ -292,17 +293,39 @@ def _response_messages(value: Any) -> list[NMessage] | None:
     return None
 
 
-_ROLES = {"AGENT": "agent", "TOOL": "tool", "LLM": "model"}
+_ROLES = {"AGENT": "agent", "TOOL": "tool", "LLM": "model", "CHAIN": "workflow"}
+_ROOT_ONLY = frozenset({"workflow"})
+"""Roles a span has only when it starts its trace (no parent at all)."""
 
 
 def mark(span: Span) -> Mark:
-    """AGENT (named by `agent.name`, else the span name without a `.run` suffix), TOOL or
-    LLM; CHAIN and the other kinds are nothing of note."""
+    """AGENT (named by `agent.name`, else the span name without a `.run` suffix), TOOL, LLM,
+    or a CHAIN that starts its trace as a workflow (a run root when no agent span is below
+    it: an unnamed LangGraph graph is a CHAIN `LangGraph`; a CHAIN whose parent is missing
+    is a piece of an invocation, not one); the other kinds are nothing of note. An
+    AGENT span that is a node of a LangGraph graph (LangChain's instrumentation marks any
+    runnable whose name contains "agent" as one, e.g. `create_react_agent`'s model node
+    `agent`) is a step of the graph's invocation, not an agent of its own."""
     a = span.attributes
     role = _ROLES.get(str(a.get("openinference.span.kind", "")).upper(), "other")
     if role == "agent":
+        if _is_graph_node(span):
+            return Mark("other")
         return Mark(role, str(a.get("agent.name") or _run_span_agent(span.name)) or None)
+    if role in _ROOT_ONLY and span.parent_span_id is not None:
+        return Mark("other")
+    if role == "workflow":
+        return Mark(role, span.name or None)
     return Mark(role)
+
+
+def _is_graph_node(span: Span) -> bool:
+    """The span is a LangGraph node run (its metadata's `langgraph_node` is its name)."""
+    meta = span.attributes.get("metadata")
+    if not isinstance(meta, str) or "langgraph_node" not in meta:
+        return False
+    parsed = parse_json_attr(meta)
+    return isinstance(parsed.value, dict) and parsed.value.get("langgraph_node") == span.name
 
 
 def _run_span_agent(name: str) -> str:
@@ -337,14 +360,26 @@ def _agent_output(facts: SpanFacts, a: dict[str, Any]) -> None:
                                                      "final_output"))
 
 
-def _call_arguments(value: Any) -> tuple[Any, bool]:
-    """(arguments, python_args) of a tool span's input: OpenInference binds a Python tool's
-    whole signature, so `Tool.__call__(*args, sanitize_inputs_outputs, **kwargs)` records
-    `{"args", "sanitize_inputs_outputs", "kwargs"}`: the call's arguments are its `args` and
-    `kwargs`."""
-    if isinstance(value, dict) and "args" in value and "kwargs" in value:
-        return {"args": value["args"], "kwargs": value["kwargs"]}, True
-    return value, False
+def _wrapped_call_id(value: Any) -> Any:
+    """The call id a tool output wrapped in a message object carries (a LangChain
+    `ToolMessage` as `{type: tool, data}` or an `lc` object: `tool_call_id`)."""
+    if not isinstance(value, dict):
+        return None
+    for inner in (value, value.get("data"), value.get("kwargs")):
+        if isinstance(inner, dict) and inner.get("tool_call_id"):
+            return inner["tool_call_id"]
+    return None
+
+
+def _exception_message(span: Span) -> str | None:
+    """The message of the exception a span recorded (OpenInference records failures as an
+    `exception` event; its status message may add the traceback)."""
+    for e in span.events:
+        if e.name == "exception":
+            msg = e.attributes.get("exception.message")
+            if isinstance(msg, str) and msg:
+                return msg
+    return None
 
 
 def _model_input(span: Span, facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
@@ -375,7 +410,7 @@ def extract(span: Span) -> SpanFacts:
     """Read one OpenInference span."""
     a = span.attributes
     facts = mark(span).facts("openinference")
-    if facts.role == "agent":
+    if facts.role in ("agent", "workflow"):
         _agent_input(facts, a)
         _agent_output(facts, a)
         return facts
@@ -384,11 +419,10 @@ def extract(span: Span) -> SpanFacts:
         if name == FINAL_ANSWER_TOOL and _is_smolagents(span):
             return facts  # how the agent returns its answer, not a tool it used
         args, _ = _io_value(facts, a, "input.value")
-        args, python_args = _call_arguments(args)
         result, _ = _io_value(facts, a, "output.value")
-        facts.tool = tool_fact(span, call=a.get("tool.id") or a.get("tool_call.id"),
-                               name=name, args=args, result=result,
-                               has_result="output.value" in a, python_args=python_args)
+        call = a.get("tool.id") or a.get("tool_call.id") or _wrapped_call_id(result)
+        facts.tool = tool_fact(span, call=call, name=name, args=args, result=result,
+                               has_result="output.value" in a, error=_exception_message(span))
         return facts
     if facts.role == "model":
         facts.model_name = str(a.get("llm.model_name") or "") or None
