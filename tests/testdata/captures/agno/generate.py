@@ -66,6 +66,7 @@ def scripted_replies(fake: Any) -> list[Any]:
 SCENARIOS: dict[str, dict[str, Any]] = {
     "two_turns_tool": {"stream": False},
     "two_turns_tool_stream": {"stream": True},
+    "two_turns_tool_hidden": {"stream": False, "hide": True},
 }
 
 
@@ -106,13 +107,17 @@ def run_scenario(name: str) -> None:
     from agno.agent import Agent
     from agno.db.in_memory import InMemoryDb
     from agno.models.openai import OpenAIChat
+    from openinference.instrumentation import TraceConfig
     from openinference.instrumentation.agno import AgnoInstrumentor
     from otlp_capture import OtlpCaptureServer
 
     capture_path = HERE / f"{name}.otlp.jsonl"
     with OtlpCaptureServer(capture_path) as capture, fake.FakeOpenAI(scripted_replies(fake)) as provider:
         tracer_provider, _ = otel_providers(capture.endpoint, "weather-app")
-        AgnoInstrumentor().instrument(tracer_provider=tracer_provider)
+        # OpenInference's redaction (also OPENINFERENCE_HIDE_INPUTS/OUTPUTS=true) in the hidden mode.
+        hide = bool(spec.get("hide"))
+        AgnoInstrumentor().instrument(tracer_provider=tracer_provider,
+                           config=TraceConfig(hide_inputs=hide, hide_outputs=hide))
         agent = Agent(
             name=AGENT_NAME,
             model=OpenAIChat(id=MODEL, base_url=provider.base_url, api_key="x"),
@@ -147,6 +152,7 @@ def run_scenario(name: str) -> None:
 
     runs = [agent_run_expectation(t, convention="openinference", entity_name=AGENT_NAME,
                                   system_messages=[system_text],
+                                  content_captured=not spec.get("hide"),
                                   extra={"conversationId": CONVERSATION_ID}) for t in turns]
     notes = (
         "Two Agent.run calls on one Agno Agent `weather-agent` (instructions = the system prompt, "
@@ -160,6 +166,10 @@ def run_scenario(name: str) -> None:
     )
     if spec["stream"]:
         notes += " Streaming: agent.run(..., stream=True), its events read to the end (streamed chat completions)."
+    if spec.get("hide"):
+        notes += (" TraceConfig(hide_inputs=True, hide_outputs=True) (OpenInference's redaction, also "
+                  "OPENINFERENCE_HIDE_INPUTS/OUTPUTS=true): no content may be asserted; every run has "
+                  "contentCaptured=false.")
     lib_version = (f"agno {version('agno')}, openinference-instrumentation-agno "
                    f"{version('openinference-instrumentation-agno')}")
     write_expected(HERE, name, library=LIBRARY, library_version=lib_version, convention="openinference",

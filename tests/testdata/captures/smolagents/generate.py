@@ -67,6 +67,7 @@ FINAL_IDS = ("call_final_1", "call_final_2")
 SCENARIOS: dict[str, dict[str, Any]] = {
     "two_turns_tool": {"stream": False},
     "two_turns_tool_stream": {"stream": True},
+    "two_turns_tool_hidden": {"stream": False, "hide": True},
 }
 
 
@@ -137,6 +138,7 @@ def run_scenario(name: str) -> None:
     """Run one scenario in this process and write its files."""
     spec = SCENARIOS[name]
     import fake_openai as fake
+    from openinference.instrumentation import TraceConfig
     from openinference.instrumentation.smolagents import SmolagentsInstrumentor
     from otlp_capture import OtlpCaptureServer
     from smolagents import OpenAIServerModel, ToolCallingAgent
@@ -144,7 +146,10 @@ def run_scenario(name: str) -> None:
     capture_path = HERE / f"{name}.otlp.jsonl"
     with OtlpCaptureServer(capture_path) as capture, fake.FakeOpenAI(scripted_replies(fake)) as provider:
         tracer_provider, _ = otel_providers(capture.endpoint, "weather-app")
-        SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
+        # OpenInference's redaction (also OPENINFERENCE_HIDE_INPUTS/OUTPUTS=true) in the hidden mode.
+        hide = bool(spec.get("hide"))
+        SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider,
+                           config=TraceConfig(hide_inputs=hide, hide_outputs=hide))
         model = OpenAIServerModel(model_id=MODEL, api_base=provider.base_url, api_key="x")
         agent = ToolCallingAgent(tools=[make_tool()], model=model, name=AGENT, instructions=SYSTEM_PROMPT,
                                  stream_outputs=spec["stream"], verbosity_level=0)
@@ -166,6 +171,7 @@ def run_scenario(name: str) -> None:
 
     runs = [agent_run_expectation(t, convention="openinference", entity_name=AGENT,
                                   system_messages=[system_text],
+                                  content_captured=not spec.get("hide"),
                                   extra={"conversationId": CONVERSATION_ID}) for t in turns]
     notes = (
         "Two agent.run calls on one ToolCallingAgent `weather_agent` (instructions = the system "
@@ -187,6 +193,10 @@ def run_scenario(name: str) -> None:
     if spec["stream"]:
         notes += (" Streaming: stream_outputs=True (every model call is a streamed chat completion) "
                   "and agent.run(..., stream=True), its events read to the end.")
+    if spec.get("hide"):
+        notes += (" TraceConfig(hide_inputs=True, hide_outputs=True) (OpenInference's redaction, also "
+                  "OPENINFERENCE_HIDE_INPUTS/OUTPUTS=true): no content may be asserted; every run has "
+                  "contentCaptured=false.")
     lib_version = (f"smolagents {version('smolagents')}, openinference-instrumentation-smolagents "
                    f"{version('openinference-instrumentation-smolagents')}")
     write_expected(HERE, name, library=LIBRARY, library_version=lib_version, convention="openinference",
