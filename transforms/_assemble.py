@@ -23,9 +23,20 @@ from scorers.types import (
     ToolInvocationPart,
     run_id_for,
 )
-from transforms._calls import transcript_calls
+from transforms._calls import has_content, repeated_event_calls, transcript_calls
 from transforms._detection import conversation_id, request_context, resource_id
-from transforms._toolkit import SYSTEM_ROLES, ModelCall, NMessage, NPart, SpanFacts, ToolFact
+from transforms._toolkit import (
+    SYSTEM_ROLES,
+    ModelCall,
+    NMessage,
+    NPart,
+    SpanFacts,
+    ToolFact,
+    decode_nested,
+    is_args_dump,
+    is_python_repr,
+    is_redacted,
+)
 from transforms.reasons import Reason
 from transforms.types import Span, ns_to_datetime
 
@@ -86,7 +97,7 @@ def _set_result(inv: ToolInvocation, p: NPart | ToolFact) -> None:
     elif p.error_text is not None:
         inv.state, inv.error_text, inv.result = "output-error", p.error_text, None
     elif p.has_result:
-        inv.state, inv.result = "result", p.result
+        inv.state, inv.result = "result", _jsonable(p.result)  # OTLP bytes as base64 text
 
 
 def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
@@ -154,6 +165,38 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
     return out
 
 
+def _fold_results(msgs: list[NMessage], invs: dict[str, _Inv]) -> None:
+    """Give this run's tool calls the results a later model call was sent: by call id, and a
+    result recorded without one (`gen_ai.tool.message` events without `id`) to the earliest
+    call still waiting that an assistant message of the same input made before it."""
+    waiting: list[ToolInvocation] = []
+    for m in msgs:
+        for p in m.parts:
+            if p.kind == "tool_call" and p.tool_call_id in invs:
+                called = invs[p.tool_call_id].inv
+                if called.state == "call":
+                    waiting.append(called)
+            elif p.kind == "tool_result":
+                slot = invs.get(p.tool_call_id) if p.tool_call_id else None
+                inv = slot.inv if slot is not None else None if p.tool_call_id else next(
+                    (i for i in waiting if p.tool_name is None or i.tool_name == p.tool_name),
+                    None)
+                if inv is not None and inv.state == "call":
+                    _set_result(inv, p)
+                if inv in waiting:
+                    waiting.remove(inv)
+
+
+def _not_conversation(msgs: list[NMessage]) -> bool:
+    """An input whose text is a Python repr or a call-arguments dump (a framework's view of
+    its arguments): never the user's conversation."""
+    for m in msgs:
+        t = m.text
+        if t and (is_python_repr(t) or is_args_dump(decode_nested(t))):
+            return True
+    return False
+
+
 def _is_tool_finish(c: ModelCall) -> bool:
     out = c.facts.model_output or []
     reasons = {m.finish_reason for m in out if m.finish_reason}
@@ -189,8 +232,9 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     rs = spans[root]
     rf = facts[root]
     bare = rf.role not in ("agent", "workflow")
-    run_calls = sorted((c for sid in owned for c in calls_by_span.get(sid, ())),
-                       key=lambda c: (c.start, c.end))
+    echoes = repeated_event_calls(spans, facts, calls_by_span, owned)
+    run_calls = sorted((c for sid in owned if sid not in echoes
+                        for c in calls_by_span.get(sid, ())), key=lambda c: (c.start, c.end))
     if not run_calls and rf.transcript and not bare:
         run_calls = transcript_calls(rf, rs.start_time_unix_nano)
     tools = [(spans[sid], facts[sid].tool) for sid in owned
@@ -201,10 +245,13 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     started, ended = rs.started_at, rs.ended_at
 
     # The first model call that shows its input (a span without content may come first when
-    # the content went to events on another span).
-    first = next((c.facts for c in run_calls if c.facts.model_input),
-                 run_calls[0].facts if run_calls else None)
+    # the content went to events on another span, or hold only placeholders for it).
+    first = next((c.facts for c in run_calls if has_content(c.facts.model_input)), None) or next(
+        (c.facts for c in run_calls if c.facts.model_input),
+        run_calls[0].facts if run_calls else None)
     fc_msgs = (first.model_input or []) if first else []
+    if not bare and not has_content(fc_msgs) and has_content(rf.root_input):
+        fc_msgs = []  # only placeholders (or a skeleton): the agent span's input is the source
     history = [m for m in fc_msgs if m.role not in SYSTEM_ROLES]
     if first is not None and first.stitched:
         derived.append("rememberedMessages")  # from the thread's earlier calls
@@ -233,6 +280,9 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     # New input and remembered history; `exchange` is a tool round of this invocation that
     # the first model call we see already had in its input (its calls belong to the output).
     root_in = None if bare else rf.root_input
+    if root_in is not None and (_not_conversation(root_in) or (
+            not has_content(root_in) and has_content(fc_msgs))):
+        root_in = None  # an argument dump, or placeholders where the model call has content
     exchange: list[NMessage] = []
     if root_in is not None and rf.input_mode == "new":
         new_n = [m for m in root_in if m.role not in SYSTEM_ROLES]
@@ -280,7 +330,7 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     finals = [c for c in run_calls if c.facts.model_output and not _is_tool_finish(c)]
     if finals:
         final_call = max(finals, key=lambda c: (c.end, c.start))
-    if not bare and rf.root_output is not None:
+    if not bare and rf.root_output is not None and not is_redacted(rf.root_output):
         final_text = rf.root_output
     elif final_call is not None:
         texts = [m.text for m in final_call.facts.model_output or []
@@ -313,11 +363,7 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
                 entries.append((c.end, seq, ToolInvocationPart(tool_invocation=inv)))
                 seq += 1
     for c in run_calls:  # results fed back to later calls
-        for m in c.facts.model_input or []:
-            for p in m.parts:
-                if p.kind == "tool_result" and p.tool_call_id and p.tool_call_id in invs \
-                        and invs[p.tool_call_id].inv.state == "call":
-                    _set_result(invs[p.tool_call_id].inv, p)
+        _fold_results(c.facts.model_input or [], invs)
     for span, tf in tools:
         assert tf is not None
         slot = invs.get(tf.call_id) if tf.call_id else None
@@ -327,13 +373,13 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
                 tf.call_id is None or not v.inv.tool_call_id)), None)
         if slot is None:
             inv = ToolInvocation(tool_call_id=tf.call_id or span.span_id,
-                                 tool_name=tf.name or "unknown", args=tf.args)
+                                 tool_name=tf.name or "unknown", args=_jsonable(tf.args))
             slot = invs[tf.call_id or span.span_id] = _Inv(inv)
             entries.append((span.start_time_unix_nano, seq, ToolInvocationPart(tool_invocation=inv)))
             seq += 1
         slot.span_matched = True
         if slot.inv.args is None and tf.args is not None:
-            slot.inv.args = tf.args
+            slot.inv.args = _jsonable(tf.args)
         if slot.inv.tool_name == "unknown" and tf.name:
             slot.inv.tool_name = tf.name
         if tf.error_text is not None or tf.has_result:

@@ -16,7 +16,8 @@ from transforms._tree import SpanTree
 from transforms.reasons import Reason
 from transforms.types import Span
 
-__all__ = ["merge_nested_calls", "read_spans", "stitch_threads", "transcript_calls"]
+__all__ = ["has_content", "has_usage", "made_call", "merge_nested_calls", "read_spans",
+           "repeated_event_calls", "stitch_threads", "transcript_calls"]
 
 
 def read_spans(spans: Mapping[str, Span], events: Mapping[str, list[Event]],
@@ -54,10 +55,75 @@ def read_spans(spans: Mapping[str, Span], events: Mapping[str, list[Event]],
                 f.redacted = f.redacted or src.redacted
                 f.truncated = f.truncated or src.truncated
                 f.capture_off = src.capture_off
-            calls[sid] = [ModelCall(s.start_time_unix_nano, s.end_time_unix_nano, f)]
+            if made_call(s, f):
+                calls[sid] = [ModelCall(s.start_time_unix_nano, s.end_time_unix_nano, f)]
         elif ev_calls:
             calls[sid] = ev_calls
     return facts, calls
+
+
+def has_usage(span: Span) -> bool:
+    """The span records token usage (`gen_ai.usage.*`, `llm.token_count.*`, `ai.usage.*`, …):
+    whatever convention wrote it, a model answered."""
+    return any("usage" in k or "token_count" in k for k in span.attributes)
+
+
+def made_call(span: Span, f: SpanFacts) -> bool:
+    """Whether a span marked as a model call records one: content (even cut by a length
+    limit), or token usage when content capture was off. A span with neither — a framework's
+    preparation or wrapper span around the call, or one that failed before calling — is no
+    model call: never a bare run, never a run's first or last call."""
+    return bool(f.model_input or f.model_output or f.cut_input or f.cut_output) or \
+        has_usage(span)
+
+
+def has_content(msgs: list[NMessage] | None) -> bool:
+    """Whether messages say anything: a text (a placeholder for hidden content is no text), a
+    tool call or a recorded tool result. Role skeletons (capture off) say nothing."""
+    for m in msgs or ():
+        for p in m.parts:
+            if p.text if p.kind == "text" else (
+                    p.kind == "tool_call" or (p.kind == "tool_result" and not p.absent)):
+                return True
+    return False
+
+
+def repeated_event_calls(spans: Mapping[str, Span], facts: Mapping[str, SpanFacts],
+                         calls: Mapping[str, list[ModelCall]], owned: list[str]) -> set[str]:
+    """The spans among `owned` whose GenAI events only repeat the model calls recorded under
+    them (the same content counts once). Events on an agent, step or task span that
+    encloses model-call spans are that span's record of those calls: one event call per
+    model-call span below it is the same call (the span gets from it what it lacks, e.g.
+    its input when only its output was on the span); otherwise, when the spans below carry
+    content, the events are the span's own record of its input and output. When nothing
+    below carries content, the events are the source and stay."""
+    holders = [sid for sid in owned if sid in calls and not _is_call_span(facts.get(sid))]
+    if not holders:
+        return set()
+    below: dict[str, list[str]] = {h: [] for h in holders}
+    for sid in owned:
+        if sid in below or sid not in calls or not _is_call_span(facts.get(sid)):
+            continue
+        seen: set[str] = set()
+        p = spans[sid].parent_span_id
+        while p is not None and p in spans and p not in seen:
+            seen.add(p)
+            if p in below:
+                below[p].append(sid)
+            p = spans[p].parent_span_id
+    repeated: set[str] = set()
+    for h, under in below.items():
+        if not under:
+            continue
+        own = calls[h]
+        if len(own) == len(under):
+            for c, sid in zip(own, under, strict=True):
+                _merge_call(calls[sid][0].facts, c.facts)
+            repeated.add(h)
+        elif any(has_content(c.facts.model_input) or has_content(c.facts.model_output)
+                 for sid in under for c in calls[sid]):
+            repeated.add(h)
+    return repeated
 
 
 def _is_call_span(f: SpanFacts | None) -> bool:

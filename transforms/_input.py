@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from scorers.semconv import EVALUATION_EVENT, INSTRUMENTATION_SCOPE
-from transforms._genai import MESSAGE_EVENTS, event_body
+from transforms._genai import MESSAGE_EVENTS, calls_from_events, event_body
 from transforms.reasons import Reason
 from transforms.types import LogEvent, Span
 
@@ -53,13 +53,17 @@ def _unusable(lg: LogEvent, spans: dict[str, Span]) -> Reason | None:
 def join_events(spans: dict[str, Span], logs: Iterable[LogEvent],
                 reasons: Counter[str]) -> dict[str, list[Event]]:
     """The GenAI message events of each span: its own span events, then the log records
-    that point at it (re-delivered records counted once, unusable ones counted)."""
+    that point at it (re-delivered records counted once, unusable ones counted). A log record
+    that repeats one of the span's own events (an SDK that writes each event both ways) is
+    the same content seen twice: counted `duplicate`, read once."""
     events: dict[str, list[Event]] = defaultdict(list)
     for s in spans.values():
         for e in s.events:
             if e.name in MESSAGE_EVENTS:
                 events[s.span_id].append((e.time_unix_nano, e.name, e.attributes,
                                           event_body(e.attributes)))
+    n_own = {sid: len(evs) for sid, evs in events.items()}  # the spans' own events
+    own: dict[str, list[str]] = {}  # their content keys, built on demand
     seen: set[tuple[Any, ...]] = set()
     for lg in logs:
         why = _unusable(lg, spans)
@@ -70,12 +74,38 @@ def join_events(spans: dict[str, Span], logs: Iterable[LogEvent],
         # time (SDK timestamps are ns) — a record without a time falls back to its content.
         key = (lg.span_id, lg.time_unix_nano, lg.event_name,
                repr(lg.body) if not lg.time_unix_nano else "")
-        if key in seen:
+        if key in seen or (lg.span_id in n_own and _repeats_span_event(lg, events, n_own, own)):
             reasons[Reason.DUPLICATE] += 1
             continue
         seen.add(key)
         events[lg.span_id].append((lg.time_unix_nano, lg.event_name, lg.attributes, lg.body))
     return events
+
+
+def _content_key(name: str, attrs: dict[str, Any], body: Any) -> str:
+    """What one event says, whichever way it was written (span event attributes or a log
+    record's body): the messages and instructions it reads as."""
+    c = calls_from_events([(0, name, attrs, body)])
+    f = c[0].facts if c else None
+    return repr((name, f.model_input, f.model_output, f.instructions)) if f else repr(
+        (name, body))
+
+
+def _repeats_span_event(lg: LogEvent, events: dict[str, list[Event]], n_own: dict[str, int],
+                        own: dict[str, list[str]]) -> bool:
+    """True when `lg` says what one of its span's own events (not yet matched) says; that
+    event is then matched, so a conversation that repeats a message keeps both."""
+    sid = lg.span_id
+    keys = own.get(sid)
+    if keys is None:
+        keys = own[sid] = [_content_key(n, a, b) for _, n, a, b in events[sid][:n_own[sid]]]
+    if not keys:
+        return False
+    key = _content_key(lg.event_name, lg.attributes, lg.body)
+    if key in keys:
+        keys.remove(key)
+        return True
+    return False
 
 
 def spans_with_events(spans: dict[str, Span], logs: Iterable[LogEvent]) -> set[str]:

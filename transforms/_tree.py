@@ -109,14 +109,28 @@ class Marked(Protocol):
 
 
 def select_roots(tree: SpanTree, marks: Mapping[str, Marked], calls: Container[str],
-                 is_empty: Callable[[str], bool], reasons: Counter[str]) -> dict[str, list[str]]:
+                 is_empty: Callable[[str], bool], reasons: Counter[str],
+                 spans: Mapping[str, Span]) -> dict[str, list[str]]:
     """The run roots, each with the spans it owns (itself first, tree order), in tree order.
 
-    A root is an agent span with no agent ancestor of the same identity (a nested agent of
-    another identity is a run of its own), or a workflow span with no agent span around or
-    below it. Without any, each outermost model call is a ("bare") root. An agent span that
-    only wraps agent spans — no model call of its own and `is_empty` (no input or output of
-    its own) — is no invocation (`agent_wrapper`): its agents are the runs.
+    One run per invocation of the agent the user called:
+
+    * An agent span with no agent span around it is a root (or a workflow span with no agent
+      span around or below it).
+    * An agent span inside another agent's run is a part of that run (a graph node, a loop
+      step or cycle that a framework also marks as an agent) unless the framework says it
+      is a separate agent: it names it (`_names_itself`: an attribute of the span holds its
+      name or id, rather than the name being read off the span's own name) and the name
+      differs from the enclosing agent's (a handoff, an agent-as-tool, a sub-agent).
+    * An agent span that only wraps agent spans — no model call of its own and `is_empty`
+      (no input or output of its own) — is no invocation (`agent_wrapper`): its agents are
+      the runs.
+    * Without any agent or workflow root, model calls are grouped by the outermost span
+      around them that a convention reads (a framework's chain, graph or task span: the
+      unit of work the framework recorded), stopping at tool spans and at spans no
+      convention reads (HTTP handlers and the like); a model call with none around it — or
+      whose outermost such span hangs on a parent that has not arrived (the agent span may
+      be on its way) — is a ("bare") root of its own.
 
     Args:
         tree: the span tree.
@@ -124,6 +138,7 @@ def select_roots(tree: SpanTree, marks: Mapping[str, Marked], calls: Container[s
         calls: the spans that record model calls.
         is_empty: whether a root agent span records no input and no output of its own.
         reasons: where `agent_wrapper` is counted.
+        spans: the spans by id (their attributes tell whether an agent names itself).
     """
     order, parent, children = tree.order, tree.parent, tree.children
     has_agent_below: dict[str, bool] = {}
@@ -147,8 +162,9 @@ def select_roots(tree: SpanTree, marks: Mapping[str, Marked], calls: Container[s
                 new_root = True
             else:
                 up = marks[run_of]
-                new_root = up.role != "agent" or (up.agent_name, up.agent_id) != (
-                    m.agent_name, m.agent_id)
+                new_root = up.role != "agent" or (
+                    (up.agent_name, up.agent_id) != (m.agent_name, m.agent_id)
+                    and _names_itself(spans[sid], m))
         elif m is not None and m.role == "workflow":
             new_root = run_of is None and not has_agent_below[sid]
         if new_root:
@@ -156,15 +172,8 @@ def select_roots(tree: SpanTree, marks: Mapping[str, Marked], calls: Container[s
             owner[sid] = sid
         else:
             owner[sid] = run_of
-    if not roots:  # no agent span: one "bare" run per outermost model call
-        for sid in order:
-            par = parent.get(sid)
-            run_of = owner.get(par) if par is not None else None
-            if run_of is None and sid in calls:
-                roots.append(sid)
-                owner[sid] = sid
-            else:
-                owner[sid] = run_of
+    if not roots:
+        roots = _call_roots(tree, marks, calls, owner, spans)
     owned: dict[str, list[str]] = {r: [] for r in roots}
     for sid in order:
         o = owner.get(sid)
@@ -176,3 +185,48 @@ def select_roots(tree: SpanTree, marks: Mapping[str, Marked], calls: Container[s
             del owned[root]
             reasons[Reason.AGENT_WRAPPER] += 1
     return owned
+
+
+def _names_itself(span: Span, m: Marked) -> bool:
+    """Whether an agent span carries its own agent identity: an id, or a name that one of its
+    attributes holds. A name a convention could only read off the span's name (a graph node
+    `agent`, a `Step 3`) is no identity: such a span is a step of the agent around it."""
+    if m.agent_id is not None:
+        return True
+    name = m.agent_name
+    return name is not None and any(v == name for v in span.attributes.values())
+
+
+def _call_roots(tree: SpanTree, marks: Mapping[str, Marked], calls: Container[str],
+                owner: dict[str, str | None], spans: Mapping[str, Span]) -> list[str]:
+    """The roots of a trace without agent spans (see `select_roots`), `owner` filled."""
+    order, parent = tree.order, tree.parent
+    tops: set[str] = set()
+    owner.clear()
+    for sid in order:
+        par = parent.get(sid)
+        if (owner.get(par) if par is not None else None) is None and sid in calls:
+            top = sid
+            up = parent.get(top)
+            while up is not None and (um := marks.get(up)) is not None and um.role != "tool":
+                top = up
+                up = parent.get(top)
+            p = spans[top].parent_span_id
+            if p is not None and p not in spans:
+                top = sid  # an orphan: what encloses it has not arrived
+            tops.add(top)
+            owner[sid] = sid  # provisional: what is under it is owned, whatever its top
+        else:
+            owner[sid] = owner.get(par) if par is not None else None
+    if not tops:
+        return []
+    roots: list[str] = []
+    owner.clear()
+    for sid in order:
+        par = parent.get(sid)
+        run_of = owner.get(par) if par is not None else None
+        if run_of is None and sid in tops:
+            roots.append(sid)
+            run_of = sid
+        owner[sid] = run_of
+    return roots

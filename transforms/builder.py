@@ -74,7 +74,7 @@ def build_runs(trace: Trace) -> BuildResult:
         merge_nested_calls(tree, facts, calls, reasons)
     stitch_threads(spans, calls, reasons)
     runs = select_roots(tree, facts, calls, lambda sid: facts[sid].root_input is None and
-                        facts[sid].root_output is None, reasons)
+                        facts[sid].root_output is None, reasons, spans)
     if not runs:
         reasons[Reason.NOT_GENAI if not facts else Reason.NO_RUN] += 1
         return result

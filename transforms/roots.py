@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from transforms._calls import has_usage, made_call
 from transforms._detection import extract_span, mark_span
 from transforms._input import clean_spans, spans_with_events
 from transforms._toolkit import Mark
@@ -49,7 +50,7 @@ def run_roots(trace: Trace) -> list[RunRoot]:
     spans = clean_spans(trace.spans, scratch)
     with_events = spans_with_events(spans, trace.logs)
     marks: dict[str, Mark] = {}
-    calls: set[str] = set()
+    candidates: set[str] = set()
     for sid, s in spans.items():
         try:
             m = mark_span(s)
@@ -61,16 +62,46 @@ def run_roots(trace: Trace) -> list[RunRoot]:
             m = Mark()  # read from its GenAI events only
         marks[sid] = m
         if m.role == "model" or sid in with_events:
-            calls.add(sid)
+            candidates.add(sid)
 
     def is_empty(sid: str) -> bool:
         f = extract_span(spans[sid])
         return f is None or (f.root_input is None and f.root_output is None)
 
-    owned = select_roots(build_tree(spans, scratch), marks, calls, is_empty, scratch)
+    calls = _Calls(spans, candidates, with_events)
+    owned = select_roots(build_tree(spans, scratch), marks, calls, is_empty, scratch, spans)
     roots = [spans[sid] for sid in owned]
     roots.sort(key=lambda s: (_started(s), s.span_id))
     return [RunRoot(s.span_id, bool(s.end_time_unix_nano), _complete(s, spans)) for s in roots]
+
+
+class _Calls:
+    """The spans that record a model call, as `build_runs` counts them (`made_call`), asked
+    lazily: only a span marked as a model call with no events and no token usage is read
+    whole, and only when root selection asks about it."""
+
+    __slots__ = ("_spans", "_candidates", "_with_events", "_known")
+
+    def __init__(self, spans: dict[str, Span], candidates: set[str],
+                 with_events: set[str]) -> None:
+        self._spans, self._candidates, self._with_events = spans, candidates, with_events
+        self._known: dict[str, bool] = {}
+
+    def __contains__(self, sid: object) -> bool:
+        if not isinstance(sid, str) or sid not in self._candidates:
+            return False
+        known = self._known.get(sid)
+        if known is None:
+            span = self._spans[sid]
+            known = sid in self._with_events or has_usage(span)
+            if not known:
+                try:
+                    f = extract_span(span)
+                except Exception:  # noqa: BLE001 - as build_runs: an unreadable span
+                    f = None
+                known = f is not None and made_call(span, f)
+            self._known[sid] = known
+        return known
 
 
 def _started(span: Span) -> float:
