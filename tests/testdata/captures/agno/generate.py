@@ -33,6 +33,11 @@ sys.path.insert(0, str(HERE.parent))
 from _common import (
     AGENT_NAME,
     CONVERSATION_ID,
+    MULTI_CALL_IDS,
+    MULTI_TURN1_ANSWER,
+    MULTI_TURN1_USER,
+    MULTI_TURN2_ANSWER,
+    MULTI_TURN2_USER,
     SYSTEM_PROMPT,
     TOOL_NAME,
     TURN1_ANSWER,
@@ -43,6 +48,7 @@ from _common import (
     Turn,
     agent_run_expectation,
     get_weather,
+    get_weather_or_fail,
     otel_providers,
     summarize_capture,
     write_expected,
@@ -67,7 +73,25 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "two_turns_tool": {"stream": False},
     "two_turns_tool_stream": {"stream": True},
     "two_turns_tool_hidden": {"stream": False, "hide": True},
+    "two_tools_and_a_failure": {"stream": False, "multi": True},
 }
+
+
+def scripted_replies_multi(fake: Any) -> list[Any]:
+    """`two_tools_and_a_failure` without lead-in texts (see `scripted_replies`): turn 1 calls
+    get_weather for Paris and Berlin in one reply, turn 2 calls it for Rome twice in sequence."""
+    paris, berlin, rome1, rome2 = MULTI_CALL_IDS
+
+    def call(cid: str, city: str) -> Any:
+        return fake.ToolCall(cid, TOOL_NAME, json.dumps({"city": city}))
+
+    return [
+        fake.ToolCallReply((call(paris, "Paris"), call(berlin, "Berlin"))),
+        fake.TextReply(MULTI_TURN1_ANSWER),
+        fake.ToolCallReply((call(rome1, "Rome"),)),
+        fake.ToolCallReply((call(rome2, "Rome"),)),
+        fake.TextReply(MULTI_TURN2_ANSWER),
+    ]
 
 
 def weather_tool(city: str) -> str:
@@ -79,13 +103,23 @@ def weather_tool(city: str) -> str:
     return json.dumps(get_weather(city))
 
 
-weather_tool.__name__ = "get_weather"
+def weather_tool_or_fail(city: str) -> str:
+    """Current weather for a city.
+
+    Args:
+        city: The city.
+    """
+    return json.dumps(get_weather_or_fail(city))
+
+
+weather_tool.__name__ = weather_tool_or_fail.__name__ = "get_weather"
 
 
 def turn_from_output(output: Any, user_text: str, prior: list[Turn]) -> Turn:
     """The Turn of one run, from the RunOutput Agno returned (its messages and tools)."""
     turn = Turn(user_text=user_text, history=[m for t in prior for m in t.remembered_after()])
     results = {t.tool_call_id: t for t in output.tools or []}
+    sent = {m.tool_call_id: m for m in output.messages or [] if m.role == "tool"}
     for m in output.messages or []:
         if m.from_history or m.role != "assistant" or not m.tool_calls:
             continue
@@ -93,7 +127,13 @@ def turn_from_output(output: Any, user_text: str, prior: list[Turn]) -> Turn:
         for c in m.tool_calls:
             record = ToolCallRecord(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
             execution = results[c["id"]]
-            record.result, record.has_result = json.loads(execution.result), True
+            if execution.tool_call_error:
+                # The error text Agno sent the model as the tool message's content; Agno's stored
+                # history keeps the tool_call_error mark (the wire has none).
+                record.error = str(sent[c["id"]].content)
+                record.error_in_history = "output-error" if sent[c["id"]].tool_call_error else "result"
+            else:
+                record.result, record.has_result = json.loads(execution.result), True
             records.append(record)
         turn.add_tool_step(m.content if isinstance(m.content, str) and m.content else None, records)
     turn.final_text = str(output.content)
@@ -112,7 +152,9 @@ def run_scenario(name: str) -> None:
     from otlp_capture import OtlpCaptureServer
 
     capture_path = HERE / f"{name}.otlp.jsonl"
-    with OtlpCaptureServer(capture_path) as capture, fake.FakeOpenAI(scripted_replies(fake)) as provider:
+    multi = bool(spec.get("multi"))
+    replies = scripted_replies_multi(fake) if multi else scripted_replies(fake)
+    with OtlpCaptureServer(capture_path) as capture, fake.FakeOpenAI(replies) as provider:
         tracer_provider, _ = otel_providers(capture.endpoint, "weather-app")
         # OpenInference's redaction (also OPENINFERENCE_HIDE_INPUTS/OUTPUTS=true) in the hidden mode.
         hide = bool(spec.get("hide"))
@@ -122,14 +164,14 @@ def run_scenario(name: str) -> None:
             name=AGENT_NAME,
             model=OpenAIChat(id=MODEL, base_url=provider.base_url, api_key="x"),
             instructions=SYSTEM_PROMPT,
-            tools=[weather_tool],
+            tools=[weather_tool_or_fail if multi else weather_tool],
             db=InMemoryDb(),
             add_history_to_context=True,
             session_id=CONVERSATION_ID,
             telemetry=False,
         )
         turns: list[Turn] = []
-        for user_text in (TURN1_USER, TURN2_USER):
+        for user_text in (MULTI_TURN1_USER, MULTI_TURN2_USER) if multi else (TURN1_USER, TURN2_USER):
             if spec["stream"]:
                 for _ in agent.run(user_text, stream=True):
                     pass
@@ -141,13 +183,18 @@ def run_scenario(name: str) -> None:
         tracer_provider.shutdown()
         assert provider.pending == 0, "not every scripted reply was used"
         sent = [r.body for r in provider.requests]
-    assert [t.final_text for t in turns] == [TURN1_ANSWER, TURN2_ANSWER], [t.final_text for t in turns]
+    answers = [MULTI_TURN1_ANSWER, MULTI_TURN2_ANSWER] if multi else [TURN1_ANSWER, TURN2_ANSWER]
+    assert [t.final_text for t in turns] == answers, [t.final_text for t in turns]
     assert all(bool(r.get("stream")) == spec["stream"] for r in sent), [r.get("stream") for r in sent]
     systems = [[m for m in r["messages"] if m["role"] in ("system", "developer")] for r in sent]
     assert all(len(s) == 1 and s[0] == systems[0][0] for s in systems), systems
     system_text = systems[0][0]["content"]
     assert SYSTEM_PROMPT in system_text, system_text
-    assert [len(r["messages"]) for r in sent] == [2, 4, 6], [r["messages"] for r in sent]
+    lengths = [2, 5, 7, 9, 11] if multi else [2, 4, 6]
+    assert [len(r["messages"]) for r in sent] == lengths, [r["messages"] for r in sent]
+    if multi:  # the failed call's error text is what the model was sent
+        berlin = [m for m in sent[1]["messages"] if m.get("tool_call_id") == MULTI_CALL_IDS[1]]
+        assert [m["content"] for m in berlin] == [turns[0].tool_calls[1].error], berlin
     write_requests(HERE, name, sent)
 
     runs = [agent_run_expectation(t, convention="openinference", entity_name=AGENT_NAME,
@@ -168,6 +215,15 @@ def run_scenario(name: str) -> None:
     )
     if spec["stream"]:
         notes += " Streaming: agent.run(..., stream=True), its events read to the end (streamed chat completions)."
+    if multi:
+        notes = (
+            "two_tools_and_a_failure (_common.py) on the same Agent (InMemoryDb, session conv-42), "
+            "without lead-in texts: turn 1's first reply calls get_weather for Paris and Berlin "
+            "(parallel tool calls in one reply); Berlin's tool raises WeatherServiceError, Agno "
+            "catches it and sends the model its text as the tool message (the wire has no error "
+            "flag), marks the execution tool_call_error=True and keeps that mark in the session "
+            "history, so turn 2's remembered failed call is output-error too; turn 2 calls "
+            "get_weather(Rome) twice in sequence.")
     if spec.get("hide"):
         notes += (" TraceConfig(hide_inputs=True, hide_outputs=True) (OpenInference's redaction, also "
                   "OPENINFERENCE_HIDE_INPUTS/OUTPUTS=true): no content may be asserted; every run has "
