@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = [
     "LANGCHAIN_TYPES",
+    "PLACEHOLDER_FIRST",
     "callback_payload",
     "typeless_part",
     "is_placeholder",
@@ -35,6 +36,8 @@ _PLACEHOLDER_WORDS = frozenset({
     "[elided]", "(elided)", "{elided}", "[scrubbed]",
 })
 _MAX_WORD = max(len(w) for w in _PLACEHOLDER_WORDS)
+PLACEHOLDER_FIRST = frozenset("_[<({R*" + " \t\r\n")
+"""The characters a placeholder can start with (a cheap first test before `is_placeholder`)."""
 
 
 def is_placeholder(value: Any) -> bool:
@@ -44,7 +47,8 @@ def is_placeholder(value: Any) -> bool:
     that is `REDACTED`, a bracketed `redacted`/`elided` in any case (`<elided>`, `[Redacted]`,
     …) or only asterisks (three or more).
     """
-    if not isinstance(value, str):  # `not value` would miss the toolkit's falsy Placeholder
+    # `not value` would miss the toolkit's falsy Placeholder; most text fails the first check.
+    if not isinstance(value, str) or value[:1] not in PLACEHOLDER_FIRST:
         return False
     s = value.strip()
     if s.startswith(_PLACEHOLDER_PREFIXES):

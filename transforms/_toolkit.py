@@ -16,6 +16,7 @@ from typing import Any
 
 from transforms._formats import (
     LANGCHAIN_TYPES,
+    PLACEHOLDER_FIRST,
     callback_payload,
     is_placeholder,
     is_python_repr,
@@ -342,7 +343,9 @@ class Placeholder(str):
 
 def _text(value: str) -> str:
     """Message text as it is, or a `Placeholder` when it stands for hidden content."""
-    return Placeholder(value) if is_placeholder(value) else value
+    if value[:1] in PLACEHOLDER_FIRST and is_placeholder(value):
+        return Placeholder(value)
+    return value
 
 
 # --------------------------------------------------------------------------- messages
