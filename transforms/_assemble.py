@@ -93,11 +93,12 @@ def _set_result(inv: ToolInvocation, p: NPart | ToolFact) -> None:
         if p.is_error:
             inv.state, inv.error_text, inv.result = "output-error", str(p.result), None
         else:
-            inv.state, inv.result = "result", p.result
+            inv.state, inv.result, inv.error_text = "result", p.result, None
     elif p.error_text is not None:
         inv.state, inv.error_text, inv.result = "output-error", p.error_text, None
     elif p.has_result:
-        inv.state, inv.result = "result", _jsonable(p.result)  # OTLP bytes as base64 text
+        # OTLP bytes become base64 text
+        inv.state, inv.result, inv.error_text = "result", _jsonable(p.result), None
 
 
 def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
@@ -364,13 +365,19 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
                 seq += 1
     for c in run_calls:  # results fed back to later calls
         _fold_results(c.facts.model_input or [], invs)
+    # Tool spans whose call id names a call first, so that one without an id (a failed tool
+    # of a parallel round may have none) only picks among the calls left, by its arguments
+    # when they tell, else in order.
+    tools.sort(key=lambda t: t[1] is None or t[1].call_id is None or t[1].call_id not in invs)
     for span, tf in tools:
         assert tf is not None
         slot = invs.get(tf.call_id) if tf.call_id else None
         if slot is None:
-            slot = next((v for v in invs.values() if not v.span_matched and (
+            free = [v for v in invs.values() if not v.span_matched and (
                 tf.name is None or v.inv.tool_name == tf.name) and (
-                tf.call_id is None or not v.inv.tool_call_id)), None)
+                tf.call_id is None or not v.inv.tool_call_id)]
+            slot = next((v for v in free if tf.args is not None and v.inv.args == tf.args),
+                        free[0] if free else None)
         if slot is None:
             inv = ToolInvocation(tool_call_id=tf.call_id or span.span_id,
                                  tool_name=tf.name or "unknown", args=_jsonable(tf.args))

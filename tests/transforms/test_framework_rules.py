@@ -378,3 +378,28 @@ def test_an_argument_dump_on_the_agent_span_is_not_the_input() -> None:
                              out=_msgs(("assistant", ANSWER)))]
         got = _summary(_build(spans)[0])
         assert got["input"] == [QUESTION], dump
+
+
+def test_a_failed_tool_span_without_a_call_id_joins_the_call_with_its_arguments() -> None:
+    # Two calls in one round; the failing tool's span has no call id (nothing wrapped its
+    # output) and ran first: it is Berlin's call that failed, not the first one.
+    root = _agent("weather-agent")
+    calls = {"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "call_paris", "name": "get_weather",
+         "arguments": {"city": "Paris"}},
+        {"type": "tool_call", "id": "call_berlin", "name": "get_weather",
+         "arguments": {"city": "Berlin"}}], "finish_reason": "tool_call"}
+    failed = span("execute_tool get_weather", {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.call.arguments": '{"city": "Berlin"}'}, parent=root.span_id, start=1_200,
+        status="ERROR")
+    failed.status_message = "unknown city"
+    paris = span("execute_tool get_weather", {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.call.id": "call_paris", "gen_ai.tool.call.arguments": '{"city": "Paris"}',
+        "gen_ai.tool.call.result": '{"temp_c": 14}'}, parent=root.span_id, start=1_250)
+    spans = [root, _chat(root.span_id, 1_100, inp=_msgs(("user", QUESTION)),
+                         out=json.dumps([calls])), failed, paris]
+    got = _summary(_build(spans)[0])
+    assert got["tools"] == [("get_weather", {"city": "Paris"}, {"temp_c": 14}, "result"),
+                            ("get_weather", {"city": "Berlin"}, None, "output-error")]
