@@ -196,10 +196,13 @@ def typeless_part(p: dict[str, Any]) -> dict[str, Any] | None:
     `{"reasoningContent": {"reasoningText": {"text"}}}` reasoning. Google GenAI:
     `{"function_call": {id, name, args}}` (or `functionCall`) a tool call,
     `{"function_response": {id, name, response}}` a tool result, `{"text", "thought": true}`
-    reasoning. Images, documents, files, code, cache points and the like are `other`.
+    reasoning; a `model_dump()` of a `Part` carries every field, unset ones as null, so
+    fields are read by value. Images, documents, files, code, cache points and the like are
+    `other`.
     """
-    if "text" in p:
-        return {"type": "reasoning", "text": p["text"]} if p.get("thought") is True else None
+    text = p.get("text")
+    if isinstance(text, str):
+        return {"type": "reasoning", "text": text} if p.get("thought") is True else None
     use = p.get("toolUse")
     if isinstance(use, dict):
         return {"type": "tool_call", "id": use.get("toolUseId"), "name": use.get("name"),
@@ -209,20 +212,20 @@ def typeless_part(p: dict[str, Any]) -> dict[str, Any] | None:
         return {"type": "tool_call_response", "id": res.get("toolUseId"),
                 "response": _converse_content(res.get("content")),
                 "is_error": res.get("status") == "error"}
-    call = p.get("function_call", p.get("functionCall"))
+    call = p.get("function_call") or p.get("functionCall")
     if isinstance(call, dict):
         return {"type": "tool_call", "id": call.get("id"), "name": call.get("name"),
                 "arguments": call.get("args")}
-    resp = p.get("function_response", p.get("functionResponse"))
+    resp = p.get("function_response") or p.get("functionResponse")
     if isinstance(resp, dict):
         return {"type": "tool_call_response", "id": resp.get("id"), "name": resp.get("name"),
                 "response": resp.get("response")}
     reasoning = p.get("reasoningContent")
     if isinstance(reasoning, dict):
         rt = reasoning.get("reasoningText")
-        text = rt.get("text") if isinstance(rt, dict) else None
-        return {"type": "reasoning", "text": text if isinstance(text, str) else ""}
-    if "content" not in p and any(k in p for k in _TYPELESS_OTHER):
+        rtext = rt.get("text") if isinstance(rt, dict) else None
+        return {"type": "reasoning", "text": rtext if isinstance(rtext, str) else ""}
+    if p.get("content") is None and any(p.get(k) is not None for k in _TYPELESS_OTHER):
         return {"type": "other"}
     return None
 

@@ -554,8 +554,9 @@ def message_from_any(m: Any) -> NMessage | None:
         elif isinstance(content, list):
             parts = _norm_parts(content)
         elif isinstance(content, dict):
-            p = _norm_part(content)
-            if p is not None:
+            if isinstance(content.get("parts"), list):  # a Google GenAI Content
+                parts = _norm_parts(content["parts"])
+            elif (p := _norm_part(content)) is not None:
                 parts.append(p)
         parts.extend(_norm_openai_tool_calls(m.get("tool_calls", m.get("toolCalls"))))
     if len(parts) > 1:

@@ -329,6 +329,34 @@ def test_google_genai_parts() -> None:
                               ("user", "result", "call_1", RESULT, False)]
 
 
+def _dumped_part(**fields: Any) -> dict[str, Any]:
+    """A Google GenAI `Part.model_dump()`: every field, unset ones null (ADK's log events)."""
+    part: dict[str, Any] = dict.fromkeys(
+        ("code_execution_result", "executable_code", "file_data", "function_call",
+         "function_response", "inline_data", "text", "thought", "thought_signature",
+         "video_metadata"))
+    return {**part, **fields}
+
+
+def test_google_genai_dumped_parts_and_content_objects() -> None:
+    """ADK's events: the message content is a whole `Content` (`{parts, role}`) whose parts
+    carry every field; only the set ones count."""
+    msgs = messages_from_any([
+        {"role": "user", "content": {"role": "user", "parts": [_dumped_part(text=ASK)]}},
+        {"role": "assistant", "content": {"role": "model", "parts": [
+            _dumped_part(text="Let me look that up."),
+            _dumped_part(function_call={"id": "call_1", "name": "get_weather",
+                                        "args": {"city": "Paris"}})]}},
+        {"role": "user", "content": {"role": "user", "parts": [_dumped_part(function_response={
+            "will_continue": None, "id": "call_1", "name": "get_weather",
+            "response": RESULT})]}}])
+    assert _summary(msgs) == [("user", "text", ASK), *EXPECTED_TURN[2:4],
+                              ("user", "result", "call_1", RESULT, False)]
+    image = message_from_any({"role": "user", "parts": [
+        _dumped_part(inline_data={"mime_type": "image/png", "data": "..."})]})
+    assert _kinds(image) == ["other"]
+
+
 def test_converse_messages_through_build_runs() -> None:
     """Strands' default mode writes Converse messages; the history comes back the same way."""
     root = new_span_id()
