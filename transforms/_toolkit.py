@@ -554,8 +554,9 @@ def message_from_any(m: Any) -> NMessage | None:
         elif isinstance(content, list):
             parts = _norm_parts(content)
         elif isinstance(content, dict):
-            if isinstance(content.get("parts"), list):  # a Google GenAI Content
-                parts = _norm_parts(content["parts"])
+            if isinstance(content.get("parts"), list):  # a Google GenAI Content: its role
+                parts = _norm_parts(content["parts"])  # is the one the framework meant
+                role = str(content.get("role") or role)
             elif (p := _norm_part(content)) is not None:
                 parts.append(p)
         parts.extend(_norm_openai_tool_calls(m.get("tool_calls", m.get("toolCalls"))))

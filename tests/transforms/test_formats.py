@@ -343,14 +343,17 @@ def test_google_genai_dumped_parts_and_content_objects() -> None:
     carry every field; only the set ones count."""
     msgs = messages_from_any([
         {"role": "user", "content": {"role": "user", "parts": [_dumped_part(text=ASK)]}},
-        {"role": "assistant", "content": {"role": "model", "parts": [
+        # ADK sends history as gen_ai.user.message events: the Content's role is the real one.
+        {"role": "user", "content": {"role": "model", "parts": [
             _dumped_part(text="Let me look that up."),
             _dumped_part(function_call={"id": "call_1", "name": "get_weather",
                                         "args": {"city": "Paris"}})]}},
         {"role": "user", "content": {"role": "user", "parts": [_dumped_part(function_response={
             "will_continue": None, "id": "call_1", "name": "get_weather",
             "response": RESULT})]}}])
-    assert _summary(msgs) == [("user", "text", ASK), *EXPECTED_TURN[2:4],
+    assert _summary(msgs) == [("user", "text", ASK),
+                              ("model", "text", "Let me look that up."),
+                              ("model", "call", "call_1", "get_weather", {"city": "Paris"}),
                               ("user", "result", "call_1", RESULT, False)]
     image = message_from_any({"role": "user", "parts": [
         _dumped_part(inline_data={"mime_type": "image/png", "data": "..."})]})
