@@ -403,3 +403,53 @@ def test_a_failed_tool_span_without_a_call_id_joins_the_call_with_its_arguments(
     got = _summary(_build(spans)[0])
     assert got["tools"] == [("get_weather", {"city": "Paris"}, {"temp_c": 14}, "result"),
                             ("get_weather", {"city": "Berlin"}, None, "output-error")]
+
+
+def _ev(name: str, t: int, body: dict[str, Any]) -> SpanEvent:
+    return SpanEvent(name, t, {"gen_ai.event.content": json.dumps(body)})
+
+
+def test_an_agent_loop_recording_events_on_every_level_reads_each_call_once() -> None:
+    # An agent loop that writes its messages as events on the agent span, on each cycle span
+    # and on each model-call span (whose attributes hold no content): one run, every text
+    # and tool call once.
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    agent = _agent("loop-agent")
+    cycle1 = span("cycle", {"event_loop.cycle_id": "1"}, parent=agent.span_id, start=1_100,
+                  end=2_900)
+    chat1 = _chat(cycle1.span_id, 1_200)
+    tool = _tool(cycle1.span_id, 2_000)
+    cycle2 = span("cycle", {"event_loop.cycle_id": "2"}, parent=agent.span_id, start=3_000,
+                  end=4_900)
+    chat2 = _chat(cycle2.span_id, 3_100)
+    agent.events = [_ev("gen_ai.user.message", 1_001, {"content": QUESTION}),
+                    _ev("gen_ai.choice", 9_000, {"index": 0, "finish_reason": "end_turn",
+                                                 "message": {"content": ANSWER}})]
+    cycle1.events = [_ev("gen_ai.user.message", 1_101, {"content": QUESTION}),
+                     _ev("gen_ai.choice", 2_800, {"index": 0, "message": {
+                         "content": LOOKUP, "tool_calls": [call]}})]
+    chat1.events = [_ev("gen_ai.system.message", 1_201, {"content": SYSTEM}),
+                    _ev("gen_ai.user.message", 1_202, {"content": QUESTION}),
+                    _ev("gen_ai.choice", 1_280, {"index": 0, "finish_reason": "tool_use",
+                                                 "message": {"content": LOOKUP},
+                                                 "tool_calls": [call]})]
+    history = [_ev("gen_ai.user.message", 3_101, {"content": QUESTION}),
+               _ev("gen_ai.assistant.message", 3_102, {"content": LOOKUP,
+                                                       "tool_calls": [call]}),
+               _ev("gen_ai.tool.message", 3_103, {"id": "call_1", "content": '{"temp_c": 14}'})]
+    cycle2.events = [*history, _ev("gen_ai.choice", 4_800, {"index": 0, "message": {
+        "content": ANSWER}})]
+    chat2.events = [_ev("gen_ai.system.message", 3_150, {"content": SYSTEM}), *[
+        SpanEvent(e.name, e.time_unix_nano + 50, e.attributes) for e in history],
+                    _ev("gen_ai.choice", 3_180, {"index": 0, "finish_reason": "end_turn",
+                                                 "message": {"content": ANSWER}})]
+    runs = _build([agent, cycle1, chat1, tool, cycle2, chat2])
+    assert len(runs) == 1
+    got = _summary(runs[0])
+    assert got["entity"] == "loop-agent"
+    assert got["input"] == [QUESTION]
+    assert got["remembered"] == []
+    assert got["system"] == [SYSTEM]
+    assert got["texts"] == [LOOKUP, ANSWER]
+    assert got["tools"] == [("get_weather", {"city": "Paris"}, {"temp_c": 14}, "result")]
