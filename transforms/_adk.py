@@ -57,6 +57,8 @@ TOOL_RESPONSE = "gcp.vertex.agent.tool_response"
 
 _NOT_CAPTURED = "{}"
 """What ADK writes into its own content attributes when content capture is off."""
+MERGED_TOOLS = "(merged tools)"
+"""The tool name of the span ADK opens around the joint response of parallel tool calls."""
 _NO_CALL_ID = "<not specified>"
 """ADK's tool call id when the tool's response event has none."""
 _ROLES = {"model": "assistant", "user": "user", "system": "system"}
@@ -68,8 +70,12 @@ def matches(span: Span) -> bool:
 
 
 def mark(span: Span) -> Mark:
-    """What the GenAI attributes say; ADK's `call_llm` span (schema 1) is a model call."""
+    """What the GenAI attributes say; ADK's `call_llm` span (schema 1) is a model call, and
+    its `execute_tool (merged)` span (the parallel calls' joint response event, named
+    `(merged tools)`, its "call id" the event id) is no tool call: each call has its own."""
     m = _genai.mark(span)
+    if m.role == "tool" and span.attributes.get("gen_ai.tool.name") == MERGED_TOOLS:
+        return Mark()
     if m.role == "other" and (span.name == "call_llm" or LLM_REQUEST in span.attributes):
         return Mark("model")
     return m
@@ -85,6 +91,8 @@ def extract(span: Span) -> SpanFacts:
     facts.role, facts.agent_name, facts.agent_id = m.role, m.agent_name, m.agent_id
     if facts.role == "tool":
         facts.tool = _tool(span, facts)
+    elif facts.tool is not None:  # the merged response span: no call of its own
+        facts.tool = None
     elif facts.role == "model" and facts.model_output:
         facts.model_output = whole_answers(facts.model_output)
     return facts
@@ -168,10 +176,11 @@ def _tool(span: Span, facts: SpanFacts) -> ToolFact:
     cid = a.get("gen_ai.tool.call.id")
     cid = None if cid == _NO_CALL_ID else cid
     if TOOL_ARGS not in a and TOOL_RESPONSE not in a:
+        result_attr = a.get("gen_ai.tool.call.result")
         tool = facts.tool or _genai.tool_from_attrs(span)
         tool.call_id = call_id(cid)
         if tool.error_text is not None:
-            tool.error_text = _error_text(span) or tool.error_text
+            tool.error_text = _error_text(span, decode_nested(result_attr)) or tool.error_text
         return tool
     args = a.get(TOOL_ARGS)
     raw = a.get(TOOL_RESPONSE)
@@ -181,13 +190,19 @@ def _tool(span: Span, facts: SpanFacts) -> ToolFact:
     elif raw is not None and result is None:
         result = decode_nested(raw)  # a response that is no JSON object: kept as it is
     return tool_fact(span, call=cid, name=a.get("gen_ai.tool.name"), args=args,
-                     result=result, has_result=result is not None, error=_error_text(span))
+                     result=result, has_result=result is not None,
+                     error=_error_text(span, result))
 
 
-def _error_text(span: Span) -> str | None:
-    """A failed tool's error: the recorded exception's message (ADK puts only the error type
-    in the status), else `error.type`."""
+def _error_text(span: Span, response: Any) -> str | None:
+    """A failed tool's error (ADK puts only an error type in the status): the recorded
+    exception's message (the tool raised and nothing handled it), else the `error` text of
+    the response that failed it (a `FunctionTool` response dict with a truthy `error` is a
+    failure, status ERROR and `error.type` TOOL_ERROR: what an `on_tool_error_callback`
+    returns, or a tool that reports its own failure), else `error.type`."""
     for e in span.events:
         if e.name == "exception" and e.attributes.get("exception.message"):
             return str(e.attributes["exception.message"])
+    if isinstance(response, dict) and isinstance(response.get("error"), str) and response["error"]:
+        return str(response["error"])
     return opt_str(span.attributes.get("error.type"))

@@ -241,3 +241,29 @@ def test_a_failed_tool_has_the_exception_message_as_its_error() -> None:
     [inv] = run.output[0].tool_invocations
     assert inv.state == "output-error"
     assert inv.error_text == "weather service unavailable for Paris"
+
+
+def test_a_tool_failure_reported_by_the_error_callback_is_an_error_with_its_text() -> None:
+    # on_tool_error_callback's {"error": text} is the call's response; FunctionTool marks the
+    # span ERROR with error.type TOOL_ERROR and no exception event.
+    spans = _schema2_turn("8" * 32)
+    tool = next(s for s in spans if s.name == "execute_tool get_weather")
+    tool.status_code, tool.status_message = "ERROR", "TOOL_ERROR"
+    tool.attributes["error.type"] = "TOOL_ERROR"
+    tool.attributes["gen_ai.tool.call.result"] = json.dumps(
+        {"error": "weather service unavailable for Paris"})
+    [run] = _runs(spans)
+    [inv] = run.output[0].tool_invocations
+    assert (inv.state, inv.error_text) == ("output-error", "weather service unavailable for Paris")
+
+
+def test_the_merged_response_span_of_parallel_calls_is_no_tool_call() -> None:
+    spans = _schema2_turn("9" * 32)
+    root = next(s for s in spans if s.name.startswith("invoke_agent")).span_id
+    spans.append(span("execute_tool (merged)", {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "(merged tools)",
+        "gen_ai.tool.description": "(merged tools)",
+        "gen_ai.tool.call.id": "d009a466-9d35-4cbb-ba7a-8a5f942db5f2"},
+        parent=root, start=312, end=320, scope=SCOPE, trace_id="9" * 32))
+    [run] = _runs(spans)
+    assert [t.tool_name for t in run.output[0].tool_invocations] == ["get_weather"]

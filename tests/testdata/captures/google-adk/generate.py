@@ -50,6 +50,13 @@ sys.path.insert(0, str(HERE.parent))
 from _common import (
     CONVERSATION_ID,
     LOOKUP_TEXT,
+    MULTI_CALL_IDS,
+    MULTI_TURN1_ANSWER,
+    MULTI_TURN1_USER,
+    MULTI_TURN2_ANSWER,
+    MULTI_TURN2_USER,
+    RECHECK_TEXT,
+    TOOL_ERROR,
     SYSTEM_PROMPT,
     TOOL_NAME,
     TURN1_ANSWER,
@@ -60,6 +67,7 @@ from _common import (
     Turn,
     agent_run_expectation,
     get_weather,
+    get_weather_or_fail,
     otel_providers,
     summarize_capture,
     write_expected,
@@ -95,6 +103,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "stream": False, "content": True},
     "legacy_two_turns_tool_no_content": {"env": {SCHEMA: "1", LEGACY_CONTENT: "false"},
                                          "stream": False, "content": False},
+    "two_tools_and_a_failure": {"env": {CONTENT: "SPAN_ONLY"}, "stream": False,
+                                "content": True, "multi": True},
 }
 
 MODE_NOTES: dict[str, str] = {
@@ -121,11 +131,28 @@ MODE_NOTES: dict[str, str] = {
                                           "content attributes plus gen_ai.input/output.messages.",
     "legacy_two_turns_tool_no_content": "Schema 1, ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false and no "
                                         "OTel content capture: '{}' and '<elided>' placeholders only.",
+    "two_tools_and_a_failure": (
+        "Scenario two_tools_and_a_failure, schema 2, SPAN_ONLY. Turn 1: ONE model reply with the "
+        "lead-in and two calls (Paris, Berlin); ADK runs them in parallel (one execute_tool span "
+        "each, plus an `execute_tool (merged)` span whose gen_ai.tool.name is '(merged tools)' and "
+        "whose call id is the merged response event's id: no tool call). Berlin's tool raises; the "
+        "agent's on_tool_error_callback (ADK's way to hand a tool error to the model) returns "
+        "{\"error\": <the error text>}, which ADK sends as that call's function response. Its "
+        "execute_tool span has no exception (it was handled) but status ERROR with error.type "
+        "TOOL_ERROR (FunctionTool reads a truthy `error` key in a dict response as a failure) and "
+        "gen_ai.tool.call.result = that dict. The failed call is expected as output-error with the "
+        "error text; as history in turn 2 it is the plain result {\"error\": <text>} the wire "
+        "carried (chat completions has no error flag). Turn 2: get_weather(Rome), then again with a "
+        "new call id and the text 'Let me check again.', then the answer."),
 }
 
 
-def record_turn(turn: Turn, events: list[Any]) -> None:
-    """Fill a Turn from the final (non-partial) ADK events of one invocation."""
+def record_turn(turn: Turn, events: list[Any], failures: dict[str, str]) -> None:
+    """Fill a Turn from the final (non-partial) ADK events of one invocation.
+
+    `failures`: the error text per call id of the tool calls that raised (the app's
+    on_tool_error_callback recorded them; ADK sent its returned dict as their response).
+    """
     by_id: dict[str, ToolCallRecord] = {}
     for event in events:
         if event.partial or event.content is None:
@@ -135,20 +162,25 @@ def record_turn(turn: Turn, events: list[Any]) -> None:
         calls = [p.function_call for p in parts if p.function_call is not None]
         responses = [p.function_response for p in parts if p.function_response is not None]
         if calls:
-            turn.intermediate_text = texts or None
+            step = []
             for call in calls:
                 record = ToolCallRecord(call.id or "", call.name or "", dict(call.args or {}))
                 by_id[record.tool_call_id] = record
-                turn.tool_calls.append(record)
+                step.append(record)
+            turn.add_tool_step(texts or None, step)
         elif responses:
             for response in responses:
                 record = by_id[response.id or ""]
-                record.result, record.has_result = response.response, True
+                if record.tool_call_id in failures:
+                    record.error, record.error_in_history = failures[record.tool_call_id], "result"
+                else:
+                    record.result, record.has_result = response.response, True
         elif texts and event.author == AGENT:
             turn.final_text = texts
 
 
-async def run_two_turns(runner: Any, stream: bool) -> list[Turn]:
+async def run_two_turns(runner: Any, stream: bool, user_texts: tuple[str, str],
+                        failures: dict[str, str]) -> list[Turn]:
     """Two run_async invocations on one session: turn 2 sends only the new message."""
     from google.adk.agents.run_config import RunConfig, StreamingMode
     from google.genai import types
@@ -157,14 +189,60 @@ async def run_two_turns(runner: Any, stream: bool) -> list[Turn]:
     await runner.session_service.create_session(app_name=APP_NAME, user_id=USER_ID,
                                                 session_id=CONVERSATION_ID)
     turns: list[Turn] = []
-    for user_text in (TURN1_USER, TURN2_USER):
+    for user_text in user_texts:
         turn = Turn(user_text=user_text, history=[m for t in turns for m in t.remembered_after()])
         message = types.Content(role="user", parts=[types.Part(text=user_text)])
         events = [e async for e in runner.run_async(user_id=USER_ID, session_id=CONVERSATION_ID,
                                                     new_message=message, run_config=config)]
-        record_turn(turn, events)
+        record_turn(turn, events, failures)
         turns.append(turn)
     return turns
+
+
+def error_results_as_sent(turns: list[Turn]) -> None:
+    """A failed call as later history is what the wire carried: the error callback's dict
+    (`{"error": <text>}`) as the tool message's content, a plain result (chat completions has
+    no error flag; `ToolCallRecord` would give the bare text)."""
+    failed = {c.tool_call_id: c.error for t in turns for c in t.tool_calls if c.error is not None}
+    for turn in turns:
+        for message in turn.history:
+            for call in message.get("toolCalls", []):
+                if call.get("toolCallId") in failed:
+                    call["result"], call["state"] = {"error": failed[call["toolCallId"]]}, "result"
+
+
+def check_wire_multi(sent: list[dict[str, Any]], turns: list[Turn]) -> str:
+    """The two_tools_and_a_failure requests against the Turn records; returns the system text."""
+    paris, berlin, rome1, rome2 = MULTI_CALL_IDS
+    assert len(sent) == 5, len(sent)
+    roles = [[m["role"] for m in r["messages"]] for r in sent]
+    assert roles[1] == ["system", "user", "assistant", "tool", "tool"], roles
+    tools = {m["tool_call_id"]: json.loads(m["content"]) for m in sent[1]["messages"] if m["role"] == "tool"}
+    assert tools == {paris: get_weather("Paris"), berlin: {"error": TOOL_ERROR}}, tools
+    assert sent[2]["messages"][-1]["content"] in (MULTI_TURN2_USER, [{"type": "text", "text": MULTI_TURN2_USER}])
+    assert [m["role"] for m in sent[4]["messages"]][-5:] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert [c.tool_call_id for t in turns for c in t.tool_calls] == [paris, berlin, rome1, rome2]
+    assert [t.final_text for t in turns] == [MULTI_TURN1_ANSWER, MULTI_TURN2_ANSWER]
+    assert turns[1].steps[1][0] == RECHECK_TEXT
+    system = sent[0]["messages"][0]
+    assert all(r["messages"][0] == system for r in sent)
+    return str(system["content"])
+
+
+def multi_replies(fake_openai: Any) -> list[Any]:
+    """The provider's side of two_tools_and_a_failure (as _openai_conversation.py scripts it)."""
+    paris, berlin, rome1, rome2 = MULTI_CALL_IDS
+
+    def call(cid: str, city: str) -> Any:
+        return fake_openai.ToolCall(cid, TOOL_NAME, json.dumps({"city": city}))
+
+    return [
+        fake_openai.ToolCallReply((call(paris, "Paris"), call(berlin, "Berlin")), text=LOOKUP_TEXT),
+        fake_openai.TextReply(MULTI_TURN1_ANSWER),
+        fake_openai.ToolCallReply((call(rome1, "Rome"),)),
+        fake_openai.ToolCallReply((call(rome2, "Rome"),), text=RECHECK_TEXT),
+        fake_openai.TextReply(MULTI_TURN2_ANSWER),
+    ]
 
 
 def check_wire(sent: list[dict[str, Any]], turns: list[Turn], stream: bool) -> str:
@@ -197,13 +275,15 @@ def run_scenario(name: str) -> None:
     from otlp_capture import OtlpCaptureServer
 
     capture_path = HERE / f"{name}.otlp.jsonl"
-    replies = [
+    multi = bool(spec.get("multi"))
+    replies = multi_replies(fake_openai) if multi else [
         fake_openai.ToolCallReply(
             (fake_openai.ToolCall(CALL_ID, TOOL_NAME, json.dumps({"city": "Paris"})),), text=LOOKUP_TEXT
         ),
         fake_openai.TextReply(TURN1_ANSWER),
         fake_openai.TextReply(TURN2_ANSWER),
     ]
+    failures: dict[str, str] = {}
     with OtlpCaptureServer(capture_path) as capture, fake_openai.FakeOpenAI(replies) as provider:
         tracer_provider, logger_provider = otel_providers(capture.endpoint, "weather-app", logs=True)
         trace.set_tracer_provider(tracer_provider)
@@ -219,7 +299,13 @@ def run_scenario(name: str) -> None:
             Args:
                 city: The city.
             """
-            return get_weather(city)
+            return get_weather_or_fail(city) if multi else get_weather(city)
+
+        def report_tool_error(tool: Any, args: dict[str, Any], tool_context: Any,
+                              error: Exception) -> dict[str, Any]:
+            """ADK's way to hand a tool's failure to the model: this dict is its response."""
+            failures[tool_context.function_call_id] = str(error)
+            return {"error": str(error)}
 
         get_weather_tool.__name__ = TOOL_NAME
         agent = LlmAgent(
@@ -227,14 +313,20 @@ def run_scenario(name: str) -> None:
             instruction=SYSTEM_PROMPT,
             tools=[get_weather_tool],
             model=LiteLlm(model=MODEL, api_base=provider.base_url, api_key="sk-test"),
+            on_tool_error_callback=report_tool_error if multi else None,
         )
         runner = Runner(agent=agent, app_name=APP_NAME, session_service=InMemorySessionService())
-        turns = asyncio.run(run_two_turns(runner, spec["stream"]))
+        user_texts = (MULTI_TURN1_USER, MULTI_TURN2_USER) if multi else (TURN1_USER, TURN2_USER)
+        turns = asyncio.run(run_two_turns(runner, spec["stream"], user_texts, failures))
         tracer_provider.shutdown()
         logger_provider.shutdown()
         assert provider.pending == 0, "not every scripted reply was used"
         sent = [r.body for r in provider.requests]
-    system_text = check_wire(sent, turns, spec["stream"])
+    if multi:
+        system_text = check_wire_multi(sent, turns)
+        error_results_as_sent(turns)
+    else:
+        system_text = check_wire(sent, turns, spec["stream"])
     write_requests(HERE, name, sent)
 
     runs = [agent_run_expectation(t, convention="genai", entity_name=AGENT, system_messages=[system_text],
