@@ -91,6 +91,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "two_turns_tool": {"env": {CONTENT: "SPAN_ONLY"}, "stream": False, "content": True},
     "two_turns_tool_stream": {"env": {CONTENT: "SPAN_ONLY"}, "stream": True, "content": True},
     "two_turns_tool_event_only": {"env": {CONTENT: "EVENT_ONLY"}, "stream": False, "content": True},
+    "two_turns_tool_stream_event_only": {"env": {CONTENT: "EVENT_ONLY"}, "stream": True, "content": True},
     "two_turns_tool_span_and_event": {"env": {CONTENT: "SPAN_AND_EVENT"}, "stream": False,
                                       "content": True},
     "two_turns_tool_no_content": {"env": {}, "stream": False, "content": False},
@@ -114,6 +115,8 @@ MODE_NOTES: dict[str, str] = {
                              "streamed (stream=True requests).",
     "two_turns_tool_event_only": "Schema 2, EVENT_ONLY: no content on spans; it is in the "
                                  "gen_ai.client.inference.operation.details log records.",
+    "two_turns_tool_stream_event_only": "As two_turns_tool_event_only, streamed (SSE): the log record's "
+                                        "gen_ai.output.messages lists every chunk, then the whole answer.",
     "two_turns_tool_span_and_event": "Schema 2, SPAN_AND_EVENT: the same content on the spans and "
                                      "in the log records (must count once).",
     "two_turns_tool_no_content": "Schema 2 with ADK's defaults (capture NO_CONTENT): no message content "
