@@ -188,6 +188,22 @@ def _fold_results(msgs: list[NMessage], invs: dict[str, _Inv]) -> None:
                     waiting.remove(inv)
 
 
+def _used_facts(facts: Mapping[str, SpanFacts], calls: Mapping[str, list[ModelCall]],
+                owned: list[str], root: str, root_used: bool) -> list[SpanFacts]:
+    """The facts of the run's spans whose content the run may use: not a model-call span
+    whose call was merged into another record of it (or that made none), not the agent
+    span when none of its own content was used."""
+    out = []
+    for sid in owned:
+        f = facts.get(sid)
+        if f is None or (sid == root and not root_used):
+            continue
+        if f.is_model_call and f.role != "agent" and sid not in calls:
+            continue
+        out.append(f)
+    return out
+
+
 def _not_conversation(msgs: list[NMessage]) -> bool:
     """An input whose text is a Python repr or a call-arguments dump (a framework's view of
     its arguments): never the user's conversation."""
@@ -331,7 +347,8 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     finals = [c for c in run_calls if c.facts.model_output and not _is_tool_finish(c)]
     if finals:
         final_call = max(finals, key=lambda c: (c.end, c.start))
-    if not bare and rf.root_output is not None and not is_redacted(rf.root_output):
+    root_answer = not bare and rf.root_output is not None and not is_redacted(rf.root_output)
+    if root_answer:
         final_text = rf.root_output
     elif final_call is not None:
         texts = [m.text for m in final_call.facts.model_output or []
@@ -415,6 +432,13 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     output_ok = bool(final_text) or any(
         t.args is not None for m in output for t in m.tool_invocations)
     capture_off = capture_off and not (input_ok and output_ok)
+    if redacted and input_ok and output_ok:
+        # A placeholder counts only in a record whose content the run uses: not in a model
+        # call's second record (merged into the first, which had the content), nor on the
+        # agent span when the run's input and answer came from its model calls.
+        redacted = any(f.redacted for f in _used_facts(facts, calls_by_span, owned, root,
+                                                       root_in is not None or root_answer)
+                       ) or any(c.facts.redacted for c in run_calls)
     if redacted:
         reasons[Reason.REDACTED] += 1
     if capture_off:

@@ -155,18 +155,31 @@ def merge_nested_calls(tree: SpanTree, facts: Mapping[str, SpanFacts],
 
 
 def _merge_call(outer: SpanFacts, inner: SpanFacts) -> None:
-    """Two records of one model call: the outer one, with what it lacks from the inner."""
-    if not outer.model_input and inner.model_input:
-        outer.model_input = inner.model_input
-    if not outer.model_output and inner.model_output:
-        outer.model_output = inner.model_output
+    """Two records of one model call: the outer one, with what it lacks from the inner (an
+    empty side, or one holding only placeholders where the inner record has content). A
+    placeholder in a record whose content is not used (the other record has it) does not
+    make the call redacted."""
+    took = False
+    if _lacks(outer.model_input, inner.model_input):
+        outer.model_input, took = inner.model_input, True
+    if _lacks(outer.model_output, inner.model_output):
+        outer.model_output, took = inner.model_output, True
     if outer.instructions is None:
         outer.instructions = inner.instructions
     outer.model_name = outer.model_name or inner.model_name
     outer.continues = outer.continues or inner.continues
     outer.truncated = outer.truncated or inner.truncated
-    outer.redacted = outer.redacted or inner.redacted
+    if took or not (has_content(outer.model_input) or has_content(outer.model_output)):
+        outer.redacted = outer.redacted or inner.redacted
     outer.capture_off = outer.capture_off and inner.capture_off
+
+
+def _lacks(mine: list[NMessage] | None, other: list[NMessage] | None) -> bool:
+    """Whether one record's messages should be the other record's: it has none, or only
+    placeholders (or a skeleton) where the other has content."""
+    if not other:
+        return False
+    return not mine or (not has_content(mine) and has_content(other))
 
 
 def _texts(msgs: list[NMessage]) -> list[tuple[str, str]]:

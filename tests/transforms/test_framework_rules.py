@@ -361,10 +361,36 @@ def test_a_placeholder_on_the_agent_span_falls_back_to_the_model_call() -> None:
         "gen_ai.output.messages": _msgs(("assistant", "[REDACTED]"))})
     spans = [root, _chat(root.span_id, 1_100, inp=_msgs(("system", SYSTEM), ("user", QUESTION)),
                          out=_msgs(("assistant", ANSWER)))]
-    got = _summary(_build(spans)[0])
+    [run] = _build(spans)
+    got = _summary(run)
     assert got["input"] == [QUESTION]
     assert got["system"] == [SYSTEM]
     assert got["answer"] == ANSWER
+    assert run.target is not None and run.target.content_captured  # the real content is there
+
+
+def test_placeholders_in_a_second_record_of_a_call_are_no_redaction() -> None:
+    # One model call recorded twice (a framework's span around the SDK's): the inner record
+    # has only placeholders (its events say `<elided>`), the outer one the content.
+    root = _agent("weather-agent")
+    outer = _chat(root.span_id, 1_100, inp=_msgs(("system", SYSTEM), ("user", QUESTION)),
+                  out=_msgs(("assistant", ANSWER)))
+    inner = _chat(outer.span_id, 1_110, usage=False)
+    inner.events = [_ev("gen_ai.user.message", 1_111, {"content": "<elided>"}),
+                    _ev("gen_ai.choice", 1_150, {"index": 0, "message": {"content": "<elided>"}})]
+    [run] = _build([root, outer, inner])
+    assert _summary(run)["input"] == [QUESTION]
+    assert _summary(run)["answer"] == ANSWER
+    assert run.target is not None and run.target.content_captured
+
+
+def test_placeholders_where_no_record_has_the_content_are_redaction() -> None:
+    root = _agent("weather-agent")
+    spans = [root, _chat(root.span_id, 1_100, inp=_msgs(("user", "[REDACTED]")),
+                         out=_msgs(("assistant", "[REDACTED]")))]
+    [run] = _build(spans)
+    assert run.target is not None and not run.target.content_captured
+    assert "[REDACTED]" not in run.model_dump_json()
 
 
 # --------------------------------------------------------------------------- not a conversation
