@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from scorers.types import Message, ScorerRun
 from tests.transforms._runs import checked_build_runs
 from tests.transforms._spans import TRACE, new_span_id, span
@@ -128,10 +126,6 @@ def test_legacy_call_llm_request_and_response_are_the_model_calls() -> None:
     assert [p.type for p in out.content.parts] == ["text", "tool-invocation", "text"]
 
 
-@pytest.mark.xfail(reason="needs the run builder's rule that a placeholder in one record of a "
-                          "model call (the `<elided>` log records of the nested generate_content) "
-                          "does not flag the run when another record of it (call_llm) has the "
-                          "content (transforms/_assemble.py, R2)", strict=False)
 def test_elided_log_records_of_a_call_whose_content_is_on_call_llm_are_no_redaction() -> None:
     [run] = _runs(*_legacy_turn(content=True))
     assert run.target.content_captured is True
