@@ -146,6 +146,16 @@ def make_agent(spec: dict[str, Any], base_url: str) -> Any:
                         name=spec.get("name", AGENT_NAME), middleware=middleware)
 
 
+def request_context(agent: Any) -> dict[str, Any]:
+    """The run metadata of every invocation: what the agent factory attached to the compiled
+    graph (``create_agent``: ``ls_integration``, ``lc_agent_name`` = its name), the
+    ``ls_integration: langgraph`` that LangGraph's Pregel adds when the graph has none
+    (``langgraph/pregel/main.py``), and the ``thread_id`` of the app's ``configurable`` (LangGraph
+    copies configurable values into the metadata)."""
+    graph_metadata = dict((agent.config or {}).get("metadata") or {})
+    return {"ls_integration": "langgraph", **graph_metadata, "thread_id": CONVERSATION_ID}
+
+
 def turn_from_messages(user_text: str, new: list[Any], prior: list[Turn]) -> Turn:
     """A ``Turn`` from the messages this turn added to the thread (what the app received)."""
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -236,7 +246,9 @@ def notes_for(name: str, spec: dict[str, Any]) -> str:
         "serialised messages; CHAIN spans per graph node; LLM `ChatOpenAI` spans with the full "
         "per-call llm.input_messages (system + history + new) and llm.output_messages; TOOL "
         "`get_weather` spans. session.id = the thread_id (LangGraph copies configurable into "
-        "the run metadata). One run per turn, entityName = the name the app gave the agent."
+        "the run metadata); the root's metadata = thread_id + what the agent factory and "
+        "LangGraph attach to every run (ls_integration, lc_agent_name), the requestContext. "
+        "One run per turn, entityName = the name the app gave the agent."
     )
     if spec["factory"] == "create_react_agent":
         notes += (" The model node of create_react_agent is called 'agent', so it is an AGENT "
@@ -281,6 +293,7 @@ def run_scenario(name: str) -> None:
         instrumentor = LangChainInstrumentor()
         instrumentor.instrument(tracer_provider=tracer_provider, config=config)
         agent = make_agent(spec, provider.base_url)
+        context = request_context(agent)
         turns = run_turns(agent, users, bool(spec["stream"]))
         instrumentor.uninstrument()
         tracer_provider.shutdown()
@@ -293,11 +306,12 @@ def run_scenario(name: str) -> None:
     write_requests(HERE, name, sent)
     if spec.get("hide"):  # nothing of the content may be asserted (golden.json: notCompared)
         runs = [{"convention": "openinference", "entityName": AGENT_NAME, "contentCaptured": False,
-                 "conversationId": CONVERSATION_ID} for _ in turns]
+                 "conversationId": CONVERSATION_ID, "requestContext": context} for _ in turns]
     else:
         entity = spec.get("name", AGENT_NAME) or GRAPH_DEFAULT_NAME
         runs = [agent_run_expectation(t, convention="openinference", entity_name=entity,
-                                      extra={"conversationId": CONVERSATION_ID}) for t in turns]
+                                      extra={"conversationId": CONVERSATION_ID,
+                                             "requestContext": context}) for t in turns]
     lib_version = ", ".join(f"{p} {version(p)}" for p in (
         "langgraph", "langchain", "langchain-core", "langchain-openai",
         "openinference-instrumentation-langchain"))
