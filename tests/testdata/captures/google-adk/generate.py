@@ -106,6 +106,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
                                          "stream": False, "content": False},
     "two_tools_and_a_failure": {"env": {CONTENT: "SPAN_ONLY"}, "stream": False,
                                 "content": True, "multi": True},
+    "legacy_two_tools_and_a_failure": {"env": {SCHEMA: "1"}, "stream": False, "content": True,
+                                       "multi": True},
 }
 
 MODE_NOTES: dict[str, str] = {
@@ -147,6 +149,12 @@ MODE_NOTES: dict[str, str] = {
         "error text; as history in turn 2 it is the plain result {\"error\": <text>} the wire "
         "carried (chat completions has no error flag). Turn 2: get_weather(Rome), then again with a "
         "new call id and the text 'Let me check again.', then the answer."),
+    "legacy_two_tools_and_a_failure": (
+        "Scenario two_tools_and_a_failure (as above) in schema 1 with its defaults: the calls' "
+        "arguments and responses in gcp.vertex.agent.tool_call_args / .tool_response (Berlin's "
+        "span ERROR, error.type TOOL_ERROR, response {\"error\": <text>}); the `execute_tool "
+        "(merged)` span has tool_call_args 'N/A' and tool_response = the list of both function "
+        "responses."),
 }
 
 
