@@ -16,7 +16,7 @@ from transforms._tree import SpanTree
 from transforms.reasons import Reason
 from transforms.types import Span
 
-__all__ = ["has_content", "has_usage", "made_call", "merge_nested_calls", "read_spans",
+__all__ = ["drop_partials", "has_content", "has_usage", "made_call", "merge_nested_calls", "read_spans",
            "repeated_event_calls", "stitch_threads", "transcript_calls"]
 
 
@@ -59,7 +59,35 @@ def read_spans(spans: Mapping[str, Span], events: Mapping[str, list[Event]],
                 calls[sid] = [ModelCall(s.start_time_unix_nano, s.end_time_unix_nano, f)]
         elif ev_calls:
             calls[sid] = ev_calls
+        for c in calls.get(sid, ()):
+            out = c.facts.model_output
+            if out is not None and len(out) > 1:
+                c.facts.model_output = drop_partials(out)
     return facts, calls
+
+
+def drop_partials(msgs: list[NMessage]) -> list[NMessage]:
+    """A model's output without the streamed chunks a framework listed before the whole
+    message: an assistant message whose every text is part of a later message's text and
+    whose every tool call (by id) a later message repeats says nothing of its own."""
+    keep: list[NMessage] = []
+    for i, m in enumerate(msgs):
+        if m.role == "user" or not m.parts or not any(
+                _covers(later, m) for later in msgs[i + 1:] if later.role == m.role):
+            keep.append(m)
+    return keep
+
+
+def _covers(later: NMessage, m: NMessage) -> bool:
+    text = later.text
+    ids = {p.tool_call_id for p in later.parts if p.kind == "tool_call"}
+    for p in m.parts:
+        if p.kind == "text":
+            if p.text and p.text not in text:
+                return False
+        elif p.kind != "tool_call" or p.tool_call_id is None or p.tool_call_id not in ids:
+            return False
+    return True
 
 
 def has_usage(span: Span) -> bool:

@@ -479,3 +479,24 @@ def test_an_agent_loop_recording_events_on_every_level_reads_each_call_once() ->
     assert got["system"] == [SYSTEM]
     assert got["texts"] == [LOOKUP, ANSWER]
     assert got["tools"] == [("get_weather", {"city": "Paris"}, {"temp_c": 14}, "result")]
+
+
+def test_streamed_chunks_listed_before_the_whole_message_are_not_messages() -> None:
+    # A framework lists every streamed chunk of the answer as an output message, then the
+    # whole message: the answer is the whole message, the chunks add no text or call.
+    root = _agent("weather-agent")
+    chunks = [{"role": "assistant", "parts": [{"type": "text", "content": t}]}
+              for t in ("Let me l", "ook that", " up.")]
+    partial_call = {"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "call_1", "name": "get_weather", "arguments": None}]}
+    whole = json.loads(_msgs(("call", {"city": "Paris"})))
+    spans = [root,
+             _chat(root.span_id, 1_100, inp=_msgs(("user", QUESTION)),
+                   out=json.dumps([*chunks, partial_call, *whole])),
+             _tool(root.span_id, 1_300),
+             _chat(root.span_id, 1_500, inp=_msgs(("user", QUESTION), ("call", {"city": "Paris"}),
+                                                  ("result", {"temp_c": 14})),
+                   out=_msgs(("assistant", ANSWER)))]
+    got = _summary(_build(spans)[0])
+    assert got["texts"] == [LOOKUP, ANSWER]
+    assert got["tools"] == [("get_weather", {"city": "Paris"}, {"temp_c": 14}, "result")]
