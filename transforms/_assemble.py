@@ -170,6 +170,8 @@ def _fold_results(msgs: list[NMessage], invs: dict[str, _Inv]) -> None:
     """Give this run's tool calls the results a later model call was sent: by call id, and a
     result recorded without one (`gen_ai.tool.message` events without `id`) to the earliest
     call still waiting that an assistant message of the same input made before it."""
+    if not invs:
+        return
     waiting: list[ToolInvocation] = []
     for m in msgs:
         for p in m.parts:
@@ -209,7 +211,7 @@ def _not_conversation(msgs: list[NMessage]) -> bool:
     its arguments): never the user's conversation."""
     for m in msgs:
         t = m.text
-        if t and (is_python_repr(t) or is_args_dump(decode_nested(t))):
+        if t and (is_python_repr(t) or (t.lstrip()[:1] == "{" and is_args_dump(decode_nested(t)))):
             return True
     return False
 

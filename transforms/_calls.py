@@ -125,7 +125,10 @@ def repeated_event_calls(spans: Mapping[str, Span], facts: Mapping[str, SpanFact
     its input when only its output was on the span); otherwise, when the spans below carry
     content, the events are the span's own record of its input and output. When nothing
     below carries content, the events are the source and stay."""
-    holders = [sid for sid in owned if sid in calls and not _is_call_span(facts.get(sid))]
+    holders = [sid for sid in calls if not _is_call_span(facts.get(sid))]
+    if holders:  # rare: checked over the trace's calls first, the run's spans only then
+        found = set(holders)
+        holders = [sid for sid in owned if sid in found]
     if not holders:
         return set()
     below: dict[str, list[str]] = {h: [] for h in holders}
