@@ -80,6 +80,12 @@ APP_NAME = "weather_app"
 USER_ID = "user-ana"
 MODEL = "openai/gpt-4o-mini"
 CALL_ID = "call_paris_1"
+SUB_AGENT = "forecast_agent"
+SUB_DESCRIPTION = "Looks up the weather for a city."
+SUB_INSTRUCTION = "You look up the weather with get_weather."
+SUB_CALL_ID = "call_forecast_1"
+SUB_REQUEST = "Paris"
+SUB_ANSWER = "Paris: 14°C, rain."
 CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 SCHEMA = "ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"
 LEGACY_CONTENT = "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS"
@@ -108,6 +114,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
                                 "content": True, "multi": True},
     "legacy_two_tools_and_a_failure": {"env": {SCHEMA: "1"}, "stream": False, "content": True,
                                        "multi": True},
+    "sub_agent_two_turns_tool": {"env": {CONTENT: "SPAN_ONLY"}, "stream": False, "content": True,
+                                 "sub": True},
 }
 
 MODE_NOTES: dict[str, str] = {
@@ -149,6 +157,19 @@ MODE_NOTES: dict[str, str] = {
         "error text; as history in turn 2 it is the plain result {\"error\": <text>} the wire "
         "carried (chat completions has no error flag). Turn 2: get_weather(Rome), then again with a "
         "new call id and the text 'Let me check again.', then the answer."),
+    "sub_agent_two_turns_tool": (
+        "A sub-agent with its own name: the root agent has sub_agents=[LlmAgent(name=forecast_agent, "
+        "description, instruction, tools=[get_weather], mode='single_turn')] (ADK 2's recommended "
+        "agent-as-tool: exposed to the root model as a tool named after it, run inline in the "
+        "parent's session). Turn 1: the root model answers the lead-in and calls forecast_agent "
+        "{request: Paris}; ADK runs forecast_agent (its own invoke_agent span, a sibling of the "
+        "execute_tool forecast_agent span under the root's invoke_agent): its model gets only its "
+        "instruction and 'Paris', calls get_weather(Paris) and answers 'Paris: 14°C, rain.', which "
+        "ADK returns to the root as that call's response {result: <text>}; the root answers. Turn 2 "
+        "(root only) remembers turn 1 without the sub-agent's own steps. Runs: the root's turn 1, "
+        "forecast_agent's run (a separate agent: its own name, its own invoke_agent span), the "
+        "root's turn 2. The sub-agent's system message has no identity line in single_turn mode; "
+        "its requests also offer ADK's transfer_to_agent tool."),
     "legacy_two_tools_and_a_failure": (
         "Scenario two_tools_and_a_failure (as above) in schema 1 with its defaults: the calls' "
         "arguments and responses in gcp.vertex.agent.tool_call_args / .tool_response (Berlin's "
@@ -158,15 +179,16 @@ MODE_NOTES: dict[str, str] = {
 }
 
 
-def record_turn(turn: Turn, events: list[Any], failures: dict[str, str]) -> None:
-    """Fill a Turn from the final (non-partial) ADK events of one invocation.
+def record_turn(turn: Turn, events: list[Any], failures: dict[str, str], author: str = AGENT) -> None:
+    """Fill a Turn from the final (non-partial) ADK events one agent (`author`) wrote in one
+    invocation.
 
     `failures`: the error text per call id of the tool calls that raised (the app's
     on_tool_error_callback recorded them; ADK sent its returned dict as their response).
     """
     by_id: dict[str, ToolCallRecord] = {}
     for event in events:
-        if event.partial or event.content is None:
+        if event.partial or event.content is None or event.author != author:
             continue
         parts = event.content.parts or []
         texts = "".join(p.text for p in parts if p.text is not None and not p.thought)
@@ -186,13 +208,14 @@ def record_turn(turn: Turn, events: list[Any], failures: dict[str, str]) -> None
                     record.error, record.error_in_history = failures[record.tool_call_id], "result"
                 else:
                     record.result, record.has_result = response.response, True
-        elif texts and event.author == AGENT:
+        elif texts:
             turn.final_text = texts
 
 
 async def run_two_turns(runner: Any, stream: bool, user_texts: tuple[str, str],
-                        failures: dict[str, str]) -> list[Turn]:
-    """Two run_async invocations on one session: turn 2 sends only the new message."""
+                        failures: dict[str, str]) -> tuple[list[Turn], list[list[Any]]]:
+    """Two run_async invocations on one session: turn 2 sends only the new message. Returns
+    the root agent's turns and every turn's events."""
     from google.adk.agents.run_config import RunConfig, StreamingMode
     from google.genai import types
 
@@ -200,6 +223,7 @@ async def run_two_turns(runner: Any, stream: bool, user_texts: tuple[str, str],
     await runner.session_service.create_session(app_name=APP_NAME, user_id=USER_ID,
                                                 session_id=CONVERSATION_ID)
     turns: list[Turn] = []
+    all_events: list[list[Any]] = []
     for user_text in user_texts:
         turn = Turn(user_text=user_text, history=[m for t in turns for m in t.remembered_after()])
         message = types.Content(role="user", parts=[types.Part(text=user_text)])
@@ -207,7 +231,8 @@ async def run_two_turns(runner: Any, stream: bool, user_texts: tuple[str, str],
                                                     new_message=message, run_config=config)]
         record_turn(turn, events, failures)
         turns.append(turn)
-    return turns
+        all_events.append(events)
+    return turns, all_events
 
 
 def error_results_as_sent(turns: list[Turn]) -> None:
@@ -256,6 +281,40 @@ def multi_replies(fake_openai: Any) -> list[Any]:
     ]
 
 
+def sub_replies(fake_openai: Any) -> list[Any]:
+    """The provider's side of sub_agent_two_turns_tool: the root calls forecast_agent, the
+    sub-agent calls get_weather and answers, the root answers; turn 2 the root answers."""
+    def call(cid: str, name: str, args: dict[str, Any]) -> Any:
+        return fake_openai.ToolCall(cid, name, json.dumps(args))
+
+    return [
+        fake_openai.ToolCallReply((call(SUB_CALL_ID, SUB_AGENT, {"request": SUB_REQUEST}),), text=LOOKUP_TEXT),
+        fake_openai.ToolCallReply((call(CALL_ID, TOOL_NAME, {"city": "Paris"}),)),
+        fake_openai.TextReply(SUB_ANSWER),
+        fake_openai.TextReply(TURN1_ANSWER),
+        fake_openai.TextReply(TURN2_ANSWER),
+    ]
+
+
+def check_wire_sub(sent: list[dict[str, Any]], turns: list[Turn], sub_turn: Turn) -> str:
+    """The sub_agent_two_turns_tool requests against the Turn records; returns the root's
+    system text."""
+    assert len(sent) == 5, len(sent)
+    roles = [[m["role"] for m in r["messages"]] for r in sent]
+    assert roles == [["system", "user"], ["system", "user"], ["system", "user", "assistant", "tool"],
+                     ["system", "user", "assistant", "tool"],
+                     ["system", "user", "assistant", "tool", "assistant", "user"]], roles
+    assert sent[1]["messages"][0] == {"role": "system", "content": SUB_INSTRUCTION}, sent[1]["messages"][0]
+    assert sent[1]["messages"][1]["content"] in (SUB_REQUEST, [{"type": "text", "text": SUB_REQUEST}])
+    assert json.loads(sent[3]["messages"][3]["content"]) == {"result": SUB_ANSWER}
+    assert [t.final_text for t in turns] == [TURN1_ANSWER, TURN2_ANSWER]
+    assert [(c.tool_call_id, c.result) for c in turns[0].tool_calls] == [(SUB_CALL_ID, {"result": SUB_ANSWER})]
+    assert sub_turn.final_text == SUB_ANSWER and [c.tool_call_id for c in sub_turn.tool_calls] == [CALL_ID]
+    system = sent[0]["messages"][0]
+    assert sent[4]["messages"][0] == system
+    return str(system["content"])
+
+
 def check_wire(sent: list[dict[str, Any]], turns: list[Turn], stream: bool) -> str:
     """Assert the requests the fake received match the Turn records; returns the system text."""
     assert len(sent) == 3, len(sent)
@@ -286,8 +345,8 @@ def run_scenario(name: str) -> None:
     from otlp_capture import OtlpCaptureServer
 
     capture_path = HERE / f"{name}.otlp.jsonl"
-    multi = bool(spec.get("multi"))
-    replies = multi_replies(fake_openai) if multi else [
+    multi, sub = bool(spec.get("multi")), bool(spec.get("sub"))
+    replies = multi_replies(fake_openai) if multi else sub_replies(fake_openai) if sub else [
         fake_openai.ToolCallReply(
             (fake_openai.ToolCall(CALL_ID, TOOL_NAME, json.dumps({"city": "Paris"})),), text=LOOKUP_TEXT
         ),
@@ -319,29 +378,49 @@ def run_scenario(name: str) -> None:
             return {"error": str(error)}
 
         get_weather_tool.__name__ = TOOL_NAME
-        agent = LlmAgent(
-            name=AGENT,
-            instruction=SYSTEM_PROMPT,
-            tools=[get_weather_tool],
-            model=LiteLlm(model=MODEL, api_base=provider.base_url, api_key="sk-test"),
-            on_tool_error_callback=report_tool_error if multi else None,
-        )
+        if sub:
+            forecast = LlmAgent(
+                name=SUB_AGENT, description=SUB_DESCRIPTION, instruction=SUB_INSTRUCTION,
+                tools=[get_weather_tool], mode="single_turn",
+                model=LiteLlm(model=MODEL, api_base=provider.base_url, api_key="sk-test"))
+            agent = LlmAgent(
+                name=AGENT, instruction=SYSTEM_PROMPT, sub_agents=[forecast],
+                model=LiteLlm(model=MODEL, api_base=provider.base_url, api_key="sk-test"))
+        else:
+            agent = LlmAgent(
+                name=AGENT,
+                instruction=SYSTEM_PROMPT,
+                tools=[get_weather_tool],
+                model=LiteLlm(model=MODEL, api_base=provider.base_url, api_key="sk-test"),
+                on_tool_error_callback=report_tool_error if multi else None,
+            )
         runner = Runner(agent=agent, app_name=APP_NAME, session_service=InMemorySessionService())
         user_texts = (MULTI_TURN1_USER, MULTI_TURN2_USER) if multi else (TURN1_USER, TURN2_USER)
-        turns = asyncio.run(run_two_turns(runner, spec["stream"], user_texts, failures))
+        turns, events = asyncio.run(run_two_turns(runner, spec["stream"], user_texts, failures))
         tracer_provider.shutdown()
         logger_provider.shutdown()
         assert provider.pending == 0, "not every scripted reply was used"
         sent = [r.body for r in provider.requests]
+    sub_turn: Turn | None = None
     if multi:
         system_text = check_wire_multi(sent, turns)
         error_results_as_sent(turns)
+    elif sub:
+        sub_turn = Turn(user_text=SUB_REQUEST)
+        record_turn(sub_turn, events[0], failures, author=SUB_AGENT)
+        system_text = check_wire_sub(sent, turns, sub_turn)
     else:
         system_text = check_wire(sent, turns, spec["stream"])
     write_requests(HERE, name, sent)
 
     runs = [agent_run_expectation(t, convention="genai", entity_name=AGENT, system_messages=[system_text],
                                   extra={"conversationId": CONVERSATION_ID}) for t in turns]
+    if sub_turn is not None:  # the sub-agent's run starts after the root's turn 1 started
+        runs.insert(1, agent_run_expectation(sub_turn, convention="genai", entity_name=SUB_AGENT,
+                                             system_messages=[SUB_INSTRUCTION],
+                                             extra={"conversationId": CONVERSATION_ID}))
+        # No later run remembers the sub-agent's steps: state its (absent) lead-in here.
+        runs[1]["output"]["intermediateText"] = sub_turn.intermediate_text or ""
     notes = (
         f"LlmAgent(name={AGENT}, instruction=the system prompt, tools=[get_weather], "
         f"model=LiteLlm({MODEL}) against the fake chat-completions server); Runner + InMemorySessionService, "
