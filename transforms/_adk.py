@@ -9,7 +9,8 @@ ADK writes OTel GenAI spans, in one of two schemas (`ADK_TELEMETRY_SCHEMA_VERSIO
   output}.messages` and `gen_ai.tool.call.{arguments,result}` on the spans and/or the
   `gen_ai.client.inference.operation.details` log records. A streamed call's
   `gen_ai.output.messages` lists every chunk as a message of its own (finish reason `""`)
-  and then the whole answer (with its finish reason): the chunks are not output.
+  and then the whole answer (with its finish reason): the run builder's rule for streamed
+  chunks listed before the whole message leaves the chunks out.
 * Schema 1 (legacy): `invocation` > `invoke_agent` > `call_llm` (ADK's record of the call:
   `gcp.vertex.agent.llm_request` = `{model, config: {system_instruction, tools, …},
   contents: [Content…]}`, `gcp.vertex.agent.llm_response` = the `LlmResponse` with its
@@ -45,7 +46,7 @@ from transforms._toolkit import (
 )
 from transforms.types import Span
 
-__all__ = ["SCOPE", "extract", "mark", "matches"]
+__all__ = ["SCOPE", "adk_message", "extract", "mark", "matches"]
 
 SCOPE = "gcp.vertex.agent"
 """ADK's tracer and logger name (`google.adk.telemetry.tracing`)."""
@@ -93,21 +94,10 @@ def extract(span: Span) -> SpanFacts:
         facts.tool = _tool(span, facts)
     elif facts.tool is not None:  # the merged response span: no call of its own
         facts.tool = None
-    elif facts.role == "model" and facts.model_output:
-        facts.model_output = whole_answers(facts.model_output)
     return facts
 
 
 # --------------------------------------------------------------------------- model calls
-
-
-def whole_answers(output: list[NMessage]) -> list[NMessage]:
-    """A streamed call's output messages without its chunks: ADK reports every chunk as a
-    message with no finish reason (`""`) and then the whole answer with one, so when any
-    message has a finish reason, those without one are chunks."""
-    if not any(m.finish_reason for m in output):
-        return output
-    return [m for m in output if m.finish_reason]
 
 
 def adk_message(content: Any) -> NMessage | None:
