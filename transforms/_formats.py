@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "LANGCHAIN_TYPES",
     "PLACEHOLDER_FIRST",
+    "REPR_FIRST",
     "callback_payload",
     "typeless_part",
     "is_placeholder",
@@ -65,7 +66,8 @@ def is_placeholder(value: Any) -> bool:
 # a keyword, a quoted or an empty argument list (`HumanMessage(content=…`, `Task('…')`).
 _REPR_HEAD = re.compile(
     r"[\s\[{(]*(?:'[^'\n]{0,200}'\s*:|[A-Za-z_][\w.]{0,80}\((?:\s*\w+=|\s*['\"]|\)))")
-_REPR_OPENERS = frozenset("[{(ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+REPR_FIRST = frozenset("[{(ABCDEFGHIJKLMNOPQRSTUVWXYZ" + " \t\r\n")
+"""The characters a Python repr can start with (a cheap first test before `is_python_repr`)."""
 
 
 def is_python_repr(value: Any) -> bool:
@@ -79,7 +81,7 @@ def is_python_repr(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     s = value.strip()
-    if len(s) < 4 or s[0] not in _REPR_OPENERS or s[-1] not in ")]}":
+    if len(s) < 4 or s[0] not in REPR_FIRST or s[-1] not in ")]}":
         return False
     return _REPR_HEAD.match(s) is not None
 

@@ -17,6 +17,7 @@ from typing import Any
 from transforms._formats import (
     LANGCHAIN_TYPES,
     PLACEHOLDER_FIRST,
+    REPR_FIRST,
     callback_payload,
     is_placeholder,
     is_python_repr,
@@ -408,14 +409,24 @@ def _norm_part(p: Any) -> NPart | None:
         return NPart("text", _text(p))
     if not isinstance(p, dict):
         return None
-    if "type" not in p and (rewritten := typeless_part(p)) is not None:
-        p = rewritten
-    kind = str(p.get("type", "text"))
+    kind = p.get("type")
+    if kind is None:
+        rewritten = typeless_part(p)
+        if rewritten is not None:
+            p, kind = rewritten, rewritten["type"]
+        else:
+            kind = "text"
+    elif not isinstance(kind, str):
+        kind = str(kind)
     if kind in _TEXT_KINDS:
         if "content" not in p and "text" not in p:  # capture off: the skeleton stays
             return NPart("text", absent=True)
         text = p.get("content", p.get("text", ""))
-        return NPart("text", _text(text) if isinstance(text, str) else part_text(text))
+        if not isinstance(text, str):
+            return NPart("text", part_text(text))
+        if text[:1] in PLACEHOLDER_FIRST and is_placeholder(text):
+            text = Placeholder(text)
+        return NPart("text", text)
     if kind in ("reasoning", "thinking"):
         text = p.get("content", p.get("text", p.get("thinking", p.get("reasoning", ""))))
         return NPart("reasoning", text if isinstance(text, str) else "")
@@ -434,7 +445,7 @@ def _norm_part(p: Any) -> NPart | None:
             if key in p:
                 result, absent = p[key], False
                 break
-        wrapped = unwrap_tool_output(result)
+        wrapped = unwrap_tool_output(result) if isinstance(result, dict) else None
         wrapped_error = False
         if wrapped is not None:
             result, wrapped_error = wrapped
@@ -475,9 +486,10 @@ def _repeats_call(text: str, calls: list[NPart]) -> bool:
     """The text says nothing but what a tool-call part of its message says: the call's id,
     or the JSON of its arguments, of the call, or of the message's calls."""
     s = text.strip()
-    if any(s == c.tool_call_id for c in calls):
-        return True
-    if not s or s[0] not in "[{":
+    if s[:1] not in ("{", "["):
+        for c in calls:
+            if s == c.tool_call_id:
+                return True
         return False
     value = decode_nested(s)
     if isinstance(value, dict):
@@ -502,29 +514,49 @@ def _is_call_json(value: Any, call: NPart) -> bool:
 def _drop_call_echoes(parts: list[NPart]) -> list[NPart]:
     """Parts without tool calls repeated under one id and without text that only repeats a
     tool call of the same message (frameworks that put both on a message: LangChain's
-    `tool_use` blocks next to `tool_calls`, a call's JSON written out as text)."""
-    calls: list[NPart] = []
-    seen: set[str] = set()
-    out: list[NPart] = []
-    for p in parts:
-        if p.kind == "tool_call":
-            if p.tool_call_id is not None:
-                if p.tool_call_id in seen:
-                    continue
-                seen.add(p.tool_call_id)
-            calls.append(p)
-        out.append(p)
+    `tool_use` blocks next to `tool_calls`, a call's JSON written out as text). `parts` is
+    returned as it is when nothing is dropped (the common case)."""
+    calls = [p for p in parts if p.kind == "tool_call"]
     if not calls:
-        return out
-    return [p for p in out if p.kind != "text" or not p.text or not _repeats_call(p.text, calls)]
+        return parts
+    drop: list[NPart] = []
+    if len(calls) > 1:
+        seen: set[str] = set()
+        for c in calls:
+            if c.tool_call_id is not None:
+                if c.tool_call_id in seen:
+                    drop.append(c)
+                seen.add(c.tool_call_id)
+        if drop:
+            calls = [c for c in calls if not any(c is d for d in drop)]
+    for p in parts:
+        if p.kind == "text" and p.text and _repeats_call(p.text, calls):
+            drop.append(p)
+    if not drop:
+        return parts
+    return [p for p in parts if not any(p is d for d in drop)]
+
+
+class _NotAConversation(Exception):
+    """A message list holds a Python repr: the whole list is no conversation."""
 
 
 def message_from_any(m: Any) -> NMessage | None:
-    """One message in OTel-parts, OpenAI, Anthropic, AI SDK, LangChain or Converse shape,
-    normalized. Placeholder texts become `Placeholder`s; a text that only repeats a tool
-    call of the message is dropped. None for what is not a message (an `lc` object of
-    another class, a value that is no dict)."""
+    """One message in OTel-parts, OpenAI, Anthropic, AI SDK, LangChain, Converse or Google
+    GenAI shape, normalized. Placeholder texts become `Placeholder`s; a text that only
+    repeats a tool call of the message is dropped. None for what is not a message (an `lc`
+    object of another class, a Python repr, a value that is neither text nor an object)."""
+    try:
+        return _message(m)
+    except _NotAConversation:
+        return None
+
+
+def _message(m: Any) -> NMessage | None:
+    """`message_from_any`, raising `_NotAConversation` for a Python repr."""
     if isinstance(m, str):
+        if m[:1] in REPR_FIRST and is_python_repr(m):
+            raise _NotAConversation
         return NMessage("user", [NPart("text", _text(m))])
     if not isinstance(m, dict):
         return None
@@ -550,7 +582,9 @@ def message_from_any(m: Any) -> NMessage | None:
                                    is_error=m.get("tool_call_error") is True or m.get(
                                        "status") == "error"))
             elif content:
-                parts.append(NPart("text", _text(content)))
+                if content[:1] in PLACEHOLDER_FIRST and is_placeholder(content):
+                    content = Placeholder(content)
+                parts.append(NPart("text", content))
         elif isinstance(content, list):
             parts = _norm_parts(content)
         elif isinstance(content, dict):
@@ -559,7 +593,9 @@ def message_from_any(m: Any) -> NMessage | None:
                 role = str(content.get("role") or role)
             elif (p := _norm_part(content)) is not None:
                 parts.append(p)
-        parts.extend(_norm_openai_tool_calls(m.get("tool_calls", m.get("toolCalls"))))
+        calls = m.get("tool_calls", m.get("toolCalls"))
+        if calls:
+            parts.extend(_norm_openai_tool_calls(calls))
     if len(parts) > 1:
         parts = _drop_call_echoes(parts)
     return NMessage(role, parts, str(finish) if finish is not None else None)
@@ -615,14 +651,10 @@ def messages_from_any(value: Any) -> list[NMessage] | None:
         if len(value) != 1:
             return None
         value = value[0]
-    out: list[NMessage] = []
-    for m in value:
-        if isinstance(m, str) and is_python_repr(m):
-            return None  # e.g. smolagents' ["ChatMessage(role=…)", …]
-        msg = message_from_any(m)
-        if msg is not None:
-            out.append(msg)
-    return out
+    try:
+        return [msg for m in value if (msg := _message(m)) is not None]
+    except _NotAConversation:  # e.g. smolagents' ["ChatMessage(role=…)", …]
+        return None
 
 
 # --------------------------------------------------------------------------- extractor toolkit
