@@ -24,7 +24,8 @@ def read_spans(spans: Mapping[str, Span], events: Mapping[str, list[Event]],
                reasons: Counter[str]) -> tuple[dict[str, SpanFacts], dict[str, list[ModelCall]]]:
     """The facts of every span a convention reads (or that has GenAI events), and the model
     calls each span records: a model-call span is one call (its events only fill what the
-    span lacks); any other span's events are calls of their own. A span its extractor fails
+    span lacks); a tool span's events are the tool's own record, never a model call; any
+    other span's events are calls of their own. A span its extractor fails
     on is counted (`extract_error`) and left out."""
     facts: dict[str, SpanFacts] = {}
     calls: dict[str, list[ModelCall]] = {}
@@ -57,7 +58,7 @@ def read_spans(spans: Mapping[str, Span], events: Mapping[str, list[Event]],
                 f.capture_off = src.capture_off
             if made_call(s, f):
                 calls[sid] = [ModelCall(s.start_time_unix_nano, s.end_time_unix_nano, f)]
-        elif ev_calls:
+        elif ev_calls and f.role != "tool":  # a tool span's events record the tool's run
             calls[sid] = ev_calls
         for c in calls.get(sid, ()):
             out = c.facts.model_output

@@ -61,7 +61,7 @@ def run_roots(trace: Trace) -> list[RunRoot]:
                 continue
             m = Mark()  # read from its GenAI events only
         marks[sid] = m
-        if m.role == "model" or sid in with_events:
+        if m.role == "model" or (sid in with_events and m.role != "tool"):
             candidates.add(sid)
 
     def is_empty(sid: str) -> bool:

@@ -500,3 +500,21 @@ def test_streamed_chunks_listed_before_the_whole_message_are_not_messages() -> N
     got = _summary(_build(spans)[0])
     assert got["texts"] == [LOOKUP, ANSWER]
     assert got["tools"] == [("get_weather", {"city": "Paris"}, {"temp_c": 14}, "result")]
+
+
+def test_events_on_a_tool_span_are_no_model_call() -> None:
+    # A framework writes the tool's input and result as message events on its tool span.
+    root = _agent("weather-agent")
+    tool = _tool(root.span_id, 1_300)
+    tool.events = [_ev("gen_ai.tool.message", 1_301, {"id": "call_1", "content": "Paris"}),
+                   _ev("gen_ai.choice", 1_340, {"index": 0, "message": {"content": "14"}})]
+    spans = [root,
+             _chat(root.span_id, 1_100, inp=_msgs(("user", QUESTION)),
+                   out=_msgs(("call", {"city": "Paris"}))),
+             tool,
+             _chat(root.span_id, 1_500, inp=_msgs(("user", QUESTION), ("call", {"city": "Paris"}),
+                                                  ("result", {"temp_c": 14})),
+                   out=_msgs(("assistant", ANSWER)))]
+    got = _summary(_build(spans)[0])
+    assert got["texts"] == [LOOKUP, ANSWER]
+    assert got["tools"] == [("get_weather", {"city": "Paris"}, {"temp_c": 14}, "result")]
