@@ -261,3 +261,63 @@ def test_the_merged_response_span_of_parallel_calls_is_no_tool_call() -> None:
         parent=root, start=312, end=320, scope=SCOPE, trace_id="9" * 32))
     [run] = _runs(spans)
     assert [t.tool_name for t in run.output[0].tool_invocations] == ["get_weather"]
+
+
+def _call_part(cid: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_call", "id": cid, "name": name, "arguments": args}
+
+
+def _response_msg(cid: str, response: Any) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"type": "tool_call_response", "id": cid,
+                                       "response": response}]}
+
+
+def test_a_single_turn_sub_agent_is_a_run_of_its_own_and_its_tools_stay_in_it() -> None:
+    # ADK opens the sub-agent's invoke_agent beside the execute_tool span of the root's call to
+    # it; the root's run has that call (with the sub-agent's answer), not the sub-agent's tools.
+    t = "a" * 32
+    top, root, sub = new_span_id(), new_span_id(), new_span_id()
+    fc = _call_part("call_fc_1", "forecast_agent", {"request": "Paris"})
+    paris = _call_part("call_paris_1", "get_weather", {"city": "Paris"})
+    lead = {"role": "assistant", "parts": [{"type": "text", "content": LEAD_IN}, fc]}
+
+    def agent(sid: str, name: str, parent: str | None, start: int, end: int) -> Span:
+        return span(f"invoke_agent {name}", {
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name,
+            "gen_ai.conversation.id": "conv-42"}, span_id=sid, parent=parent, start=start,
+            end=end, scope=SCOPE, trace_id=t)
+
+    def tool(parent: str, start: int, name: str, cid: str, args: Any, result: Any) -> Span:
+        return span(f"execute_tool {name}", {
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": cid, "gen_ai.tool.call.arguments": json.dumps(args),
+            "gen_ai.tool.call.result": json.dumps(result)}, parent=parent, start=start,
+            end=start + 5, scope=SCOPE, trace_id=t)
+
+    spans = [
+        span("invoke_workflow weather_agent", {"gen_ai.operation.name": "invoke_workflow"},
+             span_id=top, start=0, end=1_000, scope=SCOPE, trace_id=t),
+        agent(root, "weather_agent", top, 1, 999),
+        _generate_content(root, 10, [_text("user", QUESTION)], [{**lead, "finish_reason": "stop"}]),
+        tool(root, 150, "forecast_agent", "call_fc_1", {"request": "Paris"}, {"result": "14°C"}),
+        agent(sub, "forecast_agent", root, 160, 400),
+        _generate_content(sub, 170, [_text("user", "Paris")],
+                          [{"role": "assistant", "parts": [paris], "finish_reason": "stop"}]),
+        tool(sub, 280, "get_weather", "call_paris_1", {"city": "Paris"}, PARIS),
+        _generate_content(sub, 290, [_text("user", "Paris"), {"role": "assistant", "parts": [paris]},
+                                     _response_msg("call_paris_1", PARIS)],
+                          [{**_text("assistant", "14°C"), "finish_reason": "stop"}]),
+        _generate_content(root, 500, [_text("user", QUESTION), lead,
+                                      _response_msg("call_fc_1", {"result": "14°C"})],
+                          [{**_text("assistant", ANSWER), "finish_reason": "stop"}]),
+    ]
+    for s in spans:
+        s.trace_id = t
+    runs = sorted(_runs(spans), key=lambda r: r.target.started_at or 0)
+    assert [r.target.entity_name for r in runs] == ["weather_agent", "forecast_agent"]
+    [root_out], [sub_out] = runs[0].output, runs[1].output
+    assert (root_out.text, _calls(root_out)) == (ANSWER, [
+        ("call_fc_1", "forecast_agent", {"request": "Paris"}, "result", {"result": "14°C"})])
+    assert (sub_out.text, _calls(sub_out)) == ("14°C", [
+        ("call_paris_1", "get_weather", {"city": "Paris"}, "result", PARIS)])
+    assert [m.text for m in runs[1].input.input_messages] == ["Paris"]
