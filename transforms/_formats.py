@@ -19,6 +19,7 @@ __all__ = [
     "PLACEHOLDER_FIRST",
     "REPR_FIRST",
     "callback_payload",
+    "content_blocks",
     "typeless_part",
     "is_placeholder",
     "is_python_repr",
@@ -252,6 +253,25 @@ def _blocks_text(content: Any) -> Any:
                        and isinstance(b.get("text"), str) for b in content):
         return "\n".join(b["text"] for b in content)
     return _converse_content(content)
+
+
+_TEXT_BLOCK_KEYS = frozenset({"type", "text", "annotations", "meta", "_meta", "citations"})
+
+
+def content_blocks(value: Any) -> tuple[bool, Any]:
+    """(True, value) for a bare list of content blocks standing for one tool result: text
+    blocks (`{"text"}` Converse, `{"type": "text", "text"}` MCP/Anthropic, nothing else in
+    them) are their text joined by newlines, one `{"json": v}` block is `v`. (False, None)
+    for anything else (a list a tool returned as its data stays a list)."""
+    if not isinstance(value, list) or not value:
+        return False, None
+    if len(value) == 1 and isinstance(value[0], dict) and value[0].keys() == {"json"}:
+        return True, value[0]["json"]
+    for b in value:
+        if not isinstance(b, dict) or not isinstance(b.get("text"), str) or \
+                b.get("type", "text") != "text" or not b.keys() <= _TEXT_BLOCK_KEYS:
+            return False, None
+    return True, "\n".join(b["text"] for b in value)
 
 
 def unwrap_tool_output(value: Any) -> tuple[Any, bool] | None:

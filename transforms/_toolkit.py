@@ -19,6 +19,7 @@ from transforms._formats import (
     PLACEHOLDER_FIRST,
     REPR_FIRST,
     callback_payload,
+    content_blocks,
     is_placeholder,
     is_python_repr,
     langchain_message,
@@ -383,7 +384,8 @@ def tool_output(value: Any) -> tuple[Any, bool]:
     A result wrapped in a message object (a LangChain `ToolMessage`, a Strands `ToolResult`,
     an MCP `CallToolResult`, `{"type": "tool", "content"}`: `_formats.unwrap_tool_output`) is
     its content, an error when the wrapper says so; a LangChain callback handler's dump
-    (`{"output": …, "kwargs"}`) is its output. JSON text is decoded (also inside a wrapper);
+    (`{"output": …, "kwargs"}`) is its output; a bare list of text blocks (Strands, MCP) is
+    their text (`_formats.content_blocks`). JSON text is decoded (also inside a wrapper);
     anything else stays as it is.
     """
     value = decode_nested(value)
@@ -393,6 +395,9 @@ def tool_output(value: Any) -> tuple[Any, bool]:
     wrapped = unwrap_tool_output(value)
     if wrapped is not None:
         return decode_nested(wrapped[0]), wrapped[1]
+    blocks, inner = content_blocks(value)
+    if blocks:
+        return decode_nested(inner), False
     return value, False
 
 

@@ -399,7 +399,14 @@ def test_converse_messages_through_build_runs() -> None:
     # OpenLLMetry's LangChain callback dump around the ToolMessage.
     ({"output": _lc("ToolMessage", content="14", type="tool", tool_call_id="c"),
       "kwargs": {"tags": [], "name": "get_weather"}}, (14, False)),
+    # A bare list of text blocks (Strands' gen_ai.tool.call.result, MCP content) is its text.
+    ([{"text": json.dumps(RESULT)}], (RESULT, False)),
+    ([{"type": "text", "text": "14"}, {"type": "text", "text": "C", "annotations": None}],
+     ("14\nC", False)),
+    ([{"json": RESULT}], (RESULT, False)),
     # Not wrappers: kept whole.
+    ([{"text": "a", "score": 1}], ([{"text": "a", "score": 1}], False)),
+    ([{"type": "image", "data": "..."}], ([{"type": "image", "data": "..."}], False)),
     ({"type": "json", "value": RESULT}, ({"type": "json", "value": RESULT}, False)),
     ({"content": "plain", "isError": False, "extra": 1},
      ({"content": "plain", "isError": False, "extra": 1}, False)),
