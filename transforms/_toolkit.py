@@ -109,7 +109,8 @@ class NMessage:
 
 @dataclass(slots=True)
 class ToolFact:
-    """A tool execution span: call id, name, arguments and result or error."""
+    """A tool execution span: call id, name, arguments and result or error. `redacted`: the
+    arguments or the result were a placeholder for hidden content (they are None here)."""
 
     call_id: str | None
     name: str | None
@@ -117,6 +118,7 @@ class ToolFact:
     result: Any = None
     has_result: bool = False
     error_text: str | None = None
+    redacted: bool = False
 
 
 @dataclass(slots=True)
@@ -283,7 +285,8 @@ def parse_json_attr(value: Any) -> Parsed:
 
     Strings that start like JSON (`{`, `[`, `"`) but do not parse are kept as text and
     flagged `truncated` (attribute length limits cut them mid-string), unless they are a
-    Python repr (`is_python_repr`). Other strings are plain text. JSON nested deeper than `MAX_JSON_DEPTH` is kept as text (`too_deep`).
+    Python repr (`is_python_repr`) or a placeholder (`is_redacted`). Other strings are plain
+    text. JSON nested deeper than `MAX_JSON_DEPTH` is kept as text (`too_deep`).
     """
     if not isinstance(value, str):
         if isinstance(value, (dict, list)) and not _depth_ok(value):
@@ -297,8 +300,10 @@ def parse_json_attr(value: Any) -> Parsed:
     except RecursionError:
         return Parsed(value, False, too_deep=True)
     except ValueError:
-        # A Python repr (`{'messages': [...]}`) opens like JSON but was never JSON: not cut.
-        return Parsed(value, False, truncated=not is_python_repr(text))
+        # A Python repr (`{'messages': [...]}`) or a placeholder (`[REDACTED]`) opens like
+        # JSON but was never JSON: not cut.
+        return Parsed(value, False,
+                      truncated=not is_python_repr(text) and not is_placeholder(text))
     if isinstance(decoded, (dict, list)) and not _text_depth_ok(text) and not _depth_ok(decoded):
         return Parsed(value, False, too_deep=True)
     return Parsed(decoded, True)
@@ -838,13 +843,19 @@ def tool_fact(span: Span, *, call: Any, name: Any, args: Any, result: Any, has_r
     own message (`error`), else the status message, else the wrapped result's text, else
     "error". Ids go through `call_id`, names through `opt_str`; arguments and results are
     decoded, wrapped results and LangChain callback dumps unwrapped (`python_args`:
-    arguments may be a decorator's call-arguments dump, see `tool_args`)."""
+    arguments may be a decorator's call-arguments dump, see `tool_args`). Arguments or a
+    result that are a placeholder for hidden content are None, and the fact `redacted`."""
     error_text = None
     value, wrapped_error = tool_output(result) if result is not None else (None, False)
     if failed or wrapped_error or span.status_code == "ERROR":
         fallback = value if wrapped_error and isinstance(value, str) and value else None
         error_text = str(error or span.status_message or fallback or "error")
         has_result = False
-    return ToolFact(call_id=call_id(call), name=opt_str(name),
-                    args=tool_args(args) if python_args else _framework_args(args),
-                    result=value, has_result=has_result, error_text=error_text)
+    args = tool_args(args) if python_args else _framework_args(args)
+    redacted = False
+    if is_redacted(args):
+        args, redacted = None, True
+    if is_redacted(value):
+        value, redacted = None, True
+    return ToolFact(call_id=call_id(call), name=opt_str(name), args=args, result=value,
+                    has_result=has_result, error_text=error_text, redacted=redacted)

@@ -31,6 +31,7 @@ from transforms._toolkit import (
     messages_from_any,
     parse_json_attr,
     tool_args,
+    tool_fact,
     tool_output,
 )
 from transforms.types import LogEvent, Span
@@ -132,6 +133,39 @@ def test_placeholder_content_makes_the_run_not_captured() -> None:
     assert run.target.content_captured is False
     assert reasons["redacted"] == 1
     assert "elided" not in run.model_dump_json()  # the placeholder is never a message text
+
+
+def test_placeholder_tool_arguments_and_results_are_no_values() -> None:
+    fact = tool_fact(span("t", {}), call="c", name="get_weather", args="[REDACTED]",
+                     result="<elided>", has_result=True)
+    assert (fact.args, fact.result, fact.has_result, fact.redacted) == (None, None, True, True)
+    plain = tool_fact(span("t", {}), call="c", name="n", args="{}", result="ok", has_result=True)
+    assert plain.redacted is False
+    # A placeholder that opens like JSON is not JSON cut by a length limit.
+    assert not parse_json_attr("[REDACTED]").truncated
+    assert parse_json_attr('[{"role": "us').truncated
+
+
+def test_redacted_tool_span_and_messages_through_build_runs() -> None:
+    """Strands with gen_ai_unredacted_attributes: every content attribute is "[REDACTED]"."""
+    root = new_span_id()
+    spans = [_agent(root, **{"gen_ai.system_instructions": "[REDACTED]"}),
+             span("chat gpt-4o", {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+                                  "gen_ai.input.messages": "[REDACTED]",
+                                  "gen_ai.output.messages": "[REDACTED]"},
+                  parent=root, start=100, end=150),
+             _tool(root, 200, "[REDACTED]", args="[REDACTED]"),
+             span("chat gpt-4o", {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+                                  "gen_ai.input.messages": "[REDACTED]",
+                                  "gen_ai.output.messages": "[REDACTED]"},
+                  parent=root, start=300, end=350)]
+    run, reasons = _one_run(spans)
+    assert run.target.content_captured is False and reasons["redacted"] == 1
+    assert run.target.truncated is False
+    assert [(t.tool_call_id, t.args, t.result) for t in run.output[0].tool_invocations] == [
+        ("call_1", None, None)]
+    assert run.output[0].text is None or "REDACTED" not in run.output[0].text
+    assert "REDACTED" not in run.output[0].model_dump_json()
 
 
 def test_placeholder_and_empty_body_events_make_the_run_not_captured() -> None:
