@@ -30,6 +30,7 @@ from transforms._toolkit import (
     opt_str,
     parse_json_attr,
     tool_fact,
+    tool_output,
 )
 from transforms.types import Span
 
@@ -51,6 +52,7 @@ CONTEXT = ContextKeys(conversation=("gen_ai.conversation.id", "session.id"),
 """OTel's own keys (GenAI `gen_ai.conversation.id`; general `session.id`, `user.id`): read
 before every library's."""
 _THREAD_KEYS = ("gen_ai.conversation.id", "session.id")
+_DETAIL_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion", "model_generation"})
 MESSAGE_EVENTS = frozenset({
@@ -131,16 +133,18 @@ def _finish_reasons(value: Any) -> list[str]:
 
 def mark(span: Span) -> Mark:
     """`invoke_agent` (with the agent's name and id), `execute_tool` (or a bare tool call id),
-    a model operation or a span with messages; else nothing of note."""
+    a model operation or a span with messages and no operation; else nothing of note (a span
+    that names another operation, e.g. a loop step, only repeats its calls' messages)."""
     a = span.attributes
     op = str(a.get("gen_ai.operation.name", "") or "")
     if op == "invoke_agent":
         return Mark("agent", opt_str(a.get("gen_ai.agent.name")), opt_str(a.get("gen_ai.agent.id")))
     if op == "execute_tool" or (not op and "gen_ai.tool.call.id" in a):
         return Mark("tool")
-    if op in MODEL_OPERATIONS or "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
+    if op in MODEL_OPERATIONS or (not op and (
+            "gen_ai.input.messages" in a or "gen_ai.output.messages" in a)):
         return Mark("model")
-    return Mark()
+    return Mark()  # another named operation (a loop step: Strands' execute_event_loop_cycle)
 
 
 def extract(span: Span, convention: str = "genai") -> SpanFacts:
@@ -159,7 +163,9 @@ def extract(span: Span, convention: str = "genai") -> SpanFacts:
             facts.cut_output = cut_text(a.get("gen_ai.output.messages"))
         if out:
             texts = [m.text for m in out if m.role == "assistant" and m.text]
-            facts.root_output = texts[-1] if texts else None
+            facts.root_output = _answer(texts)
+        if facts.root_input is None and out is None and not facts.truncated:
+            agent_from_events(facts, span)
         return facts
     if facts.role == "tool":
         facts.tool = tool_from_attrs(span)
@@ -168,6 +174,12 @@ def extract(span: Span, convention: str = "genai") -> SpanFacts:
             a.get("gen_ai.response.model"))
         fill_model_call(facts, a)
     return facts
+
+
+def _answer(texts: list[str]) -> str | None:
+    """The agent's final text: the last assistant text, without the line end an agent's
+    string form may add (Strands' `str(AgentResult)` ends every text block with one)."""
+    return texts[-1].rstrip("\n") if texts else None
 
 
 def fill_model_call(facts: SpanFacts, a: dict[str, Any]) -> None:
@@ -192,14 +204,95 @@ def fill_model_call(facts: SpanFacts, a: dict[str, Any]) -> None:
 
 
 def tool_from_attrs(span: Span) -> ToolFact:
-    """A tool call from `gen_ai.tool.*` attributes and the span status."""
+    """A tool call from `gen_ai.tool.*` attributes and the span status; arguments and result
+    missing there are read from the span's own events (`tool_events`)."""
     a = span.attributes
+    args = a.get("gen_ai.tool.call.arguments", a.get("gen_ai.tool.input"))
+    result = a.get("gen_ai.tool.call.result", a.get("gen_ai.tool.output"))
+    has_result = "gen_ai.tool.call.result" in a or "gen_ai.tool.output" in a
+    if (args is None or not has_result) and span.events:
+        ev_args, ev_result, ev_has = tool_events(span)
+        args = ev_args if args is None else args
+        if not has_result:
+            result, has_result = ev_result, ev_has
     return tool_fact(
         span, call=a.get("gen_ai.tool.call.id"), name=a.get("gen_ai.tool.name"),
-        args=a.get("gen_ai.tool.call.arguments", a.get("gen_ai.tool.input")),
-        result=a.get("gen_ai.tool.call.result", a.get("gen_ai.tool.output")),
-        has_result="gen_ai.tool.call.result" in a or "gen_ai.tool.output" in a,
-        error=a.get("error.message") or span.status_message or a.get("error.type"))
+        args=args, result=result, has_result=has_result,
+        error=a.get("error.message") or _told_text(span, result, has_result)
+        or span.status_message or a.get("error.type"))
+
+
+def _told_text(span: Span, result: Any, has_result: bool) -> str | None:
+    """The text a failed tool span recorded as its result: what the model was told of the
+    failure (Strands: `Error: <type> - <message>`; the status has only the message)."""
+    if span.status_code != "ERROR" or not has_result or result is None:
+        return None
+    value, _ = tool_output(result)
+    return value if isinstance(value, str) and value else None
+
+
+def tool_events(span: Span) -> tuple[Any, Any, bool]:
+    """A tool span's run as its own ≤v1.36 events (Strands' default mode): the arguments in a
+    `gen_ai.tool.message` event that names the call `id`, the result in a `gen_ai.choice`
+    event's `message`; or as operation-details events: a `tool_call` part's arguments, a
+    `tool_call_response` part's response. Returns (arguments, result, has result)."""
+    args: Any = None
+    result: Any = None
+    has_result = False
+    for e in span.events:
+        ea = e.attributes
+        if e.name == "gen_ai.tool.message" and "id" in ea and "content" in ea:
+            args = ea["content"]
+        elif e.name == "gen_ai.choice" and "id" in ea and "message" in ea:
+            result, has_result = ea["message"], True
+        elif e.name == "gen_ai.client.inference.operation.details":
+            for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
+                for p in _raw_parts(ea.get(key)):
+                    if p.get("type") == "tool_call" and args is None:
+                        args = p.get("arguments")
+                    elif p.get("type") == "tool_call_response" and not has_result:
+                        result, has_result = p.get("response", p.get("result")), True
+    return args, result, has_result
+
+
+def _raw_parts(value: Any) -> list[dict[str, Any]]:
+    """The parts of every message of a (JSON) messages value, as written."""
+    parsed = parse_json_attr(value) if isinstance(value, str) else None
+    msgs = parsed.value if parsed is not None and parsed.ok else value
+    out: list[dict[str, Any]] = []
+    if isinstance(msgs, list):
+        for m in msgs:
+            parts = m.get("parts") if isinstance(m, dict) else None
+            if isinstance(parts, list):
+                out.extend(p for p in parts if isinstance(p, dict))
+    return out
+
+
+def agent_from_events(facts: SpanFacts, span: Span) -> None:
+    """An `invoke_agent` span whose content went to its own span events (Strands): the
+    input messages of its input events (the ≤v1.36 per-message events, or operation-details
+    records), the final text of its `gen_ai.choice` or output messages, and its
+    instructions from a system event when no attribute gave them."""
+    evs = [(e.time_unix_nano, e.name, e.attributes, event_body(e.attributes))
+           for e in span.events if e.name in MESSAGE_EVENTS]
+    if not evs:
+        return
+    msgs: list[NMessage] = []
+    out: list[NMessage] = []
+    instructions: list[str] = []
+    for c in calls_from_events(evs, facts.convention):
+        f = c.facts
+        msgs.extend(m for m in f.model_input or () if m.role not in ("system", "developer"))
+        instructions.extend(m.text for m in f.model_input or ()
+                            if m.role in ("system", "developer") and m.text)
+        instructions.extend(f.instructions or ())
+        out.extend(f.model_output or ())
+        facts.redacted = facts.redacted or f.redacted
+        facts.capture_off = facts.capture_off or f.capture_off
+    facts.root_input = msgs or None
+    facts.root_output = _answer([m.text for m in out if m.role == "assistant" and m.text])
+    if facts.instructions is None and instructions:
+        facts.instructions = instructions
 
 
 # --------------------------------------------------------------------------- events
@@ -207,6 +300,15 @@ def tool_from_attrs(span: Span) -> ToolFact:
 
 def _event_message(name: str, body: Any) -> NMessage | None:
     body = body if isinstance(body, dict) else ({"content": body} if body is not None else {})
+    blocks = _block_list(body.get("content"))
+    if blocks is not None and name == "gen_ai.tool.message" and "id" not in body:
+        # Tool results as content blocks (Converse `toolResult`s carry their own ids).
+        m = message_from_any({"role": "tool", "content": blocks})
+        if m is not None and any(p.kind == "tool_result" for p in m.parts):
+            return m
+    if name == "gen_ai.choice" and not isinstance(body.get("message"), dict | None):
+        # The reply itself as `message` (content blocks or a plain text), not a message object.
+        body = {**body, "message": {"content": body["message"]}}
     if name == "gen_ai.system.message":
         return message_from_any({"role": "system", "content": body.get("content", "")})
     if name == "gen_ai.user.message":
@@ -237,31 +339,61 @@ def thread_id(span: Span) -> str | None:
 
 def event_body(attrs: dict[str, Any]) -> Any:
     """The content of a per-message span event: its attributes, or the JSON of
-    `gen_ai.event.content` when it has one (log records carry the content in their body)."""
+    `gen_ai.event.content` when it has one (log records carry the content in their body).
+    Span event attributes cannot hold lists, so a `content` or `message` that is a JSON
+    list of content blocks (Strands writes `[{"text": …}, {"toolUse": …}]`) is decoded."""
     if "gen_ai.event.content" in attrs:
         parsed = parse_json_attr(attrs["gen_ai.event.content"])
         return parsed.value if parsed.ok else {"content": attrs["gen_ai.event.content"]}
-    return attrs
+    decoded = {k: b for k in ("content", "message")
+               if (b := _block_list(attrs.get(k))) is not None}
+    return {**attrs, **decoded} if decoded else attrs
+
+
+def _block_list(value: Any) -> list[dict[str, Any]] | None:
+    """A JSON text (or a list) that is a list of content-block objects, decoded; else None."""
+    if isinstance(value, str):
+        if not value.startswith("[{"):
+            return None
+        parsed = parse_json_attr(value)
+        value = parsed.value if parsed.ok else None
+    if isinstance(value, list) and value and all(isinstance(b, dict) for b in value):
+        return value
+    return None
 
 
 def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
                       convention: str = "genai") -> list[ModelCall]:
     """Model calls from GenAI events `(time_ns, name, attributes, body)` of one span, in time
     order. A new call starts at an input event that follows a `gen_ai.choice`, so events of
-    several calls that point at one span (OpenLLMetry's log mode) stay apart."""
+    several calls that point at one span (OpenLLMetry's log mode) stay apart. Consecutive
+    operation-details records that each add content keys the others lack are one call; a
+    record that repeats a key is another call (openlit's second record of a call)."""
     calls: list[ModelCall] = []
     current: ModelCall | None = None
+    details: tuple[ModelCall, set[str], dict[str, Any]] | None = None  # the last record
     seen_choice = False
     for t, name, attrs, body in sorted(events, key=lambda e: e[0]):
         if name == "gen_ai.client.inference.operation.details":
-            facts = SpanFacts(convention, role="model")
             merged = dict(attrs)
             if isinstance(body, dict):
                 merged.update({k: v for k, v in body.items() if k.startswith("gen_ai.")})
+            keys = {k for k in _DETAIL_KEYS if k in merged}
+            if details is not None and keys and not keys & details[1]:
+                # One call's record split over several events, each holding what the
+                # others lack (Strands: instructions, input, output): one call.
+                details[1].update(keys)
+                details[2].update(merged)
+                fill_model_call(details[0].facts, details[2])
+                details[0].end = t
+                continue
+            facts = SpanFacts(convention, role="model")
             fill_model_call(facts, merged)
             calls.append(ModelCall(t, t, facts))
+            details = (calls[-1], keys, merged)
             current, seen_choice = None, False
             continue
+        details = None
         msg = _event_message(name, body)
         if msg is None:
             continue

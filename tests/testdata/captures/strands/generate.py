@@ -106,7 +106,8 @@ def _result_value(tool_result: dict[str, Any]) -> Any:
         return texts[0]
 
 
-def turn_from_messages(user_text: str, new: list[dict[str, Any]], prior: list[Turn]) -> Turn:
+def turn_from_messages(user_text: str, new: list[dict[str, Any]], prior: list[Turn],
+                       error_in_history: str = "output-error") -> Turn:
     """One Turn from the messages the Agent appended to its conversation during the turn."""
     turn = Turn(user_text=user_text, history=[m for t in prior for m in t.remembered_after()])
     assert new[0]["role"] == "user" and new[0]["content"] == [{"text": user_text}], new[0]
@@ -123,7 +124,10 @@ def turn_from_messages(user_text: str, new: list[dict[str, Any]], prior: list[Tu
             record = by_id[res["toolUseId"]]
             if res.get("status") == "error":
                 record.error = _error_text(res)
-                record.error_in_history = "result"  # chat completions: the text is the result
+                # As history: the Agent's own messages keep the Converse `status: error`, which
+                # the default mode's events carry; the latest mode's tool_call_response parts
+                # have no error field (nor has the chat-completions wire): the text is the result.
+                record.error_in_history = error_in_history
             else:
                 record.result, record.has_result = _result_value(res), True
     return turn
@@ -194,7 +198,8 @@ def run_scenario(name: str) -> None:
         for user_text in (MULTI_TURN1_USER, MULTI_TURN2_USER) if multi else (TURN1_USER, TURN2_USER):
             before = len(agent.messages)
             result = agent(user_text)
-            turn = turn_from_messages(user_text, agent.messages[before:], turns)
+            turn = turn_from_messages(user_text, agent.messages[before:], turns,
+                                      "result" if LATEST in spec["opt_in"] else "output-error")
             assert str(result).strip() == turn.final_text, (str(result), turn.final_text)
             turns.append(turn)
         tracer_provider.shutdown()  # flushes the batch processor into the capture
@@ -292,8 +297,11 @@ def notes_for(spec: dict[str, Any], multi: bool) -> str:
             "get_weather(Berlin) at once (with 'Let me look that up.'); Berlin's tool raises "
             "WeatherServiceError: Strands catches it, its execute_tool span ends with status ERROR, "
             "and the toolResult has status error and the text 'Error: WeatherServiceError - <message>', which is what the "
-            "model is sent (as the tool message content: chat completions has no error flag, so in "
-            "turn 2's history it is a plain result). Turn 2 calls get_weather(Rome) twice in "
+            "model is sent (as the tool message content: chat completions has no error flag). In "
+            "turn 2's history the failed call is output-error in the default mode (the events "
+            "carry the Agent's own Converse toolResult with status error) and a plain result "
+            "holding the error text in the latest mode (tool_call_response parts have no error "
+            "field). Turn 2 calls get_weather(Rome) twice in "
             "sequence (call_rome_1, then call_rome_2 with 'Let me check again.')."
         )
     return notes
