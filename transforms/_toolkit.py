@@ -331,10 +331,10 @@ def decode_nested(value: Any) -> Any:
     return value
 
 
-def is_redacted(value: Any) -> bool:
-    """True for the placeholders libraries put where content was withheld (`__REDACTED__`,
-    `[Scrubbed…]`, `[REDACTED]`, `<elided>`, `***`, …: see `_formats.is_placeholder`)."""
-    return is_placeholder(value)
+is_redacted = is_placeholder
+"""True for the placeholders libraries put where content was withheld (`__REDACTED__`,
+`[Scrubbed…]`, `[REDACTED]`, `<elided>`, `***`, …): `_formats.is_placeholder` itself (this
+runs on every message part, so without a wrapper's call)."""
 
 
 class Placeholder(str):
