@@ -306,9 +306,8 @@ def _event_message(name: str, body: Any) -> NMessage | None:
         m = message_from_any({"role": "tool", "content": blocks})
         if m is not None and any(p.kind == "tool_result" for p in m.parts):
             return m
-    if name == "gen_ai.choice" and not isinstance(body.get("message"), dict | None):
-        # The reply itself as `message` (content blocks or a plain text), not a message object.
-        body = {**body, "message": {"content": body["message"]}}
+    if name == "gen_ai.choice":
+        body = _choice_body(body)
     if name == "gen_ai.system.message":
         return message_from_any({"role": "system", "content": body.get("content", "")})
     if name == "gen_ai.user.message":
@@ -330,6 +329,18 @@ def _event_message(name: str, body: Any) -> NMessage | None:
             m.finish_reason = str(body["finish_reason"])
         return m
     return None
+
+
+def _choice_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A `gen_ai.choice` body with its reply as a `message` object: the spec's shape, or the
+    reply itself as `message` (content blocks or a plain text: Strands), or the reply as
+    `content` without any `message` (a Google GenAI Content: ADK)."""
+    msg = body.get("message")
+    if msg is None and "content" in body:
+        return {**body, "message": {"content": body["content"]}}
+    if msg is not None and not isinstance(msg, dict):
+        return {**body, "message": {"content": msg}}
+    return body
 
 
 def thread_id(span: Span) -> str | None:
@@ -427,6 +438,7 @@ def _content_absent(name: str, body: Any) -> bool:
     if name in ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.tool.message"):
         return "content" not in b
     if name == "gen_ai.choice":
+        b = _choice_body(b)
         msg: dict[str, Any] = b["message"] if isinstance(b.get("message"), dict) else {}
         calls = b.get("tool_calls", msg.get("tool_calls"))
         if calls:
