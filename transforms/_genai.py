@@ -99,8 +99,11 @@ def instructions_from(facts: SpanFacts, value: Any) -> list[str] | None:
     if value is None:
         return None
     v, ok = json_attr(facts, value)
-    if not ok:  # cut, nested too deep or a redaction placeholder: the text as it is
+    if not ok:  # cut or nested too deep: the text as it is; a placeholder is no text
         text = str(value)
+        if is_redacted(text):
+            facts.redacted = True
+            return None
         return [text] if text else None
     if isinstance(v, str):
         return [v] if v else None
@@ -115,8 +118,9 @@ def instructions_from(facts: SpanFacts, value: Any) -> list[str] | None:
                 t = p.get("content", p.get("text"))
                 if isinstance(t, str) and t:
                     texts.append(t)
-    if any(is_redacted(t) for t in texts):
+    if any(is_redacted(t) for t in texts):  # a placeholder is redaction, never instructions
         facts.redacted = True
+        texts = [t for t in texts if not is_redacted(t)]
     return texts or None
 
 

@@ -246,3 +246,22 @@ def test_a_choice_carrying_its_reply_as_content_is_that_reply() -> None:
     ], **USAGE)
     got = _summary(_build([agent, chat])[0])
     assert (got["input"], got["answer"], got["captured"]) == ([QUESTION], ANSWER, True)
+
+
+def test_redacted_instructions_are_no_system_message() -> None:
+    # Redaction on with an empty allow-list: every content value is "[REDACTED]", the
+    # system instructions too; a placeholder is redaction, never an instruction.
+    redacted = "[REDACTED]"
+    agent = _op("invoke_agent weather-agent", None, 1_000, 9_000, "invoke_agent", [
+        _ev(DETAILS, 1_001, **{"gen_ai.input.messages": redacted}),
+        _ev(DETAILS, 8_999, **{"gen_ai.output.messages": redacted}),
+    ], **{"gen_ai.agent.name": "weather-agent", "gen_ai.system_instructions": redacted})
+    chat = _op("chat", agent.span_id, 1_200, 7_000, "chat", [
+        _ev(DETAILS, 1_201, **{"gen_ai.system_instructions": redacted}),
+        _ev(DETAILS, 1_202, **{"gen_ai.input.messages": redacted}),
+        _ev(DETAILS, 6_999, **{"gen_ai.output.messages": redacted}),
+    ], **USAGE)
+    run = _build([agent, chat])[0]
+    assert run.target is not None and run.target.content_captured is False
+    assert run.input.system_messages == []
+    assert redacted not in json.dumps([m.text for m in run.input.input_messages])
