@@ -25,6 +25,7 @@ from scorers.types import (
 )
 from transforms._calls import has_content, repeated_event_calls, transcript_calls
 from transforms._detection import conversation_id, request_context, resource_id
+from transforms._system_tags import tag_for
 from transforms._toolkit import (
     SYSTEM_ROLES,
     ModelCall,
@@ -291,7 +292,8 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
         if rest:
             derived.append("systemMessages")
     for t in rest:
-        tag = rf.system_tags.get(t) or (first.system_tags.get(t) if first else None) or "runtime"
+        tag = (rf.system_tags.get(t) or (first.system_tags.get(t) if first else None)
+               or tag_for(t) or "runtime")  # a framework header read back, whoever exported it
         tagged.setdefault(tag, []).append(SystemMessage(content=t))
     if tagged:
         derived.append("taggedSystemMessages")

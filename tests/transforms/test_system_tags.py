@@ -99,3 +99,20 @@ def test_tag_for_reads_only_a_header_at_the_start() -> None:
     # A header quoted inside another message does not make it that message.
     assert tag_for("Never print WORKING_MEMORY_SYSTEM_INSTRUCTION: to the user.") is None
     assert tag_for("The following messages were remembered") is None  # cut before the colon
+
+
+def test_a_mastra_header_is_tagged_whoever_exported_the_span() -> None:
+    # Mastra exported through plain OTel GenAI (no mastra.* attributes): the header still says
+    # what the message is, so the tag is the one Mastra's live scorer gets, not `runtime`.
+    msgs = [{"role": "system", "parts": [{"type": "text", "content": s}]}
+            for s in (INSTRUCTIONS, WORKING_MEMORY, PER_CALL)]
+    msgs.append({"role": "user", "parts": [{"type": "text", "content": QUESTION}]})
+    chat = span("chat mock-model", {
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "mock-model",
+        "gen_ai.input.messages": json.dumps(msgs),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+            {"type": "text", "content": ANSWER}]}])})
+    (run,) = build_runs(Trace(TRACE, [chat], [])).runs
+    tagged = {k: [m.content for m in v] for k, v in run.input.tagged_system_messages.items()}
+    assert tagged == {"memory": [WORKING_MEMORY], "runtime": [PER_CALL]}
+    assert [m.content for m in run.input.system_messages] == [INSTRUCTIONS]
