@@ -124,7 +124,8 @@ def select_roots(tree: SpanTree, marks: Mapping[str, Marked], calls: Container[s
       differs from the enclosing agent's (a handoff, an agent-as-tool, a sub-agent).
     * An agent span that only wraps agent spans — no model call of its own and `is_empty`
       (no input or output of its own) — is no invocation (`agent_wrapper`): its agents are
-      the runs.
+      the runs. A workflow root (a chain, graph or pipeline) with no model call under it asked
+      no model: no run.
     * Without any agent or workflow root, model calls are grouped by the outermost span
       around them that a convention reads (a framework's chain, graph or task span: the
       unit of work the framework recorded), stopping at tool spans and at spans no
@@ -180,10 +181,13 @@ def select_roots(tree: SpanTree, marks: Mapping[str, Marked], calls: Container[s
         if o is not None:
             owned[o].append(sid)
     for root in roots:
-        if has_agent_below.get(root) and not any(sid in calls for sid in owned[root]) \
-                and is_empty(root):
+        if any(sid in calls for sid in owned[root]):
+            continue
+        if has_agent_below.get(root) and is_empty(root):
             del owned[root]
             reasons[Reason.AGENT_WRAPPER] += 1
+        elif marks[root].role == "workflow":  # a chain or pipeline that asked no model
+            del owned[root]  # (a trace left without runs is counted `no_run` by the builder)
     return owned
 
 

@@ -173,6 +173,19 @@ def test_a_graph_without_agent_spans_is_one_run_named_after_the_graph() -> None:
     assert got["tools"] == [("get_weather", {"city": "Paris"}, {"temp_c": 14}, "result")]
 
 
+def test_a_chain_that_asks_no_model_is_no_run() -> None:
+    # A retrieval pipeline (CHAIN root > CHAIN step, no LLM span) is no agent invocation:
+    # nothing to score, counted `no_run`, not an empty run.
+    root = _oi("LangGraph", "CHAIN", None, 1_000, 5_000,
+               **{"input.value": json.dumps({"messages": [{"type": "human", "content": QUESTION}]}),
+                  "input.mime_type": "application/json"})
+    step = _oi("retrieve", "CHAIN", root.span_id, 1_100, 1_900, **{"input.value": QUESTION})
+    built = build_runs(Trace(TRACE, [root, step], []))
+    assert built.runs == []
+    assert built.reasons["no_run"] == 1
+    assert run_roots(Trace(TRACE, [root, step], [])) == []
+
+
 def test_model_calls_under_a_span_no_convention_reads_stay_one_run_each() -> None:
     http = span("POST /chat", {"http.request.method": "POST"}, start=1_000, end=9_000)
     first = _chat(http.span_id, 1_100, inp=_msgs(("user", QUESTION)), out=_msgs(("assistant",
