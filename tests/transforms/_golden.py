@@ -95,7 +95,7 @@ def wire_orders_parts(capture_id: str) -> bool:
     per-scenario map `{"<scenario substring>": bool}` is also accepted).
     """
     library, scenario = capture_id.split("/", 1)
-    local = _library_golden(library).get("wireOrdersParts")
+    local = library_golden(library).get("wireOrdersParts")
     if isinstance(local, bool):
         return local
     if isinstance(local, dict):
@@ -121,7 +121,7 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _library_golden(library: str) -> dict[str, Any]:
+def library_golden(library: str) -> dict[str, Any]:
     """A capture folder's own `golden.json` (empty when it has none).
 
     Keys: `library` (the per-library supplement entry), `captures` (per-capture entries, ids
@@ -139,7 +139,7 @@ def load_supplement() -> dict[str, Any]:
     """golden_supplement.json, plus every capture folder's own `golden.json`."""
     data: dict[str, Any] = json.loads(SUPPLEMENT_PATH.read_text(encoding="utf-8"))
     for folder in sorted(p for p in CAPTURES.iterdir() if p.is_dir()):
-        local = _library_golden(folder.name)
+        local = library_golden(folder.name)
         if "library" in local:
             data["libraries"][folder.name] = local["library"]
         data["captures"].update(local.get("captures", {}))
@@ -151,7 +151,7 @@ def not_compared(capture_id: str) -> tuple[tuple[str, ...], str]:
     folder's `golden.json`)."""
     if capture_id in NOT_COMPARED:
         return NOT_COMPARED[capture_id]
-    entry = _library_golden(capture_id.split("/", 1)[0]).get("notCompared", {}).get(capture_id)
+    entry = library_golden(capture_id.split("/", 1)[0]).get("notCompared", {}).get(capture_id)
     if entry is None:
         return (), ""
     return tuple(entry["paths"]), str(entry["reason"])

@@ -12,7 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from collector.cli import main
-from tests.transforms._golden import NOT_COMPARED, compare_whole_run, expected_runs, load_supplement
+from tests.transforms._golden import (
+    NOT_COMPARED,
+    compare_whole_run,
+    expected_runs,
+    library_golden,
+    load_supplement,
+)
 from tests.transforms._runs import decode_file, runs_of
 
 CAPTURES = Path(__file__).resolve().parents[1] / "testdata" / "captures"
@@ -74,6 +80,27 @@ def test_capture_rebuilds_expected_runs(expected_path: Path) -> None:
     for i, (exp, run) in enumerate(zip(want, runs)):
         problems += [f"run {i}: {p}" for p in compare_whole_run(capture_id, exp, run)]
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("expected_path", CASES)
+def test_capture_counts_the_expected_reasons(expected_path: Path) -> None:
+    # What the transforms refuse or note about a real capture, per reason code (every code is a
+    # `transforms.reasons.Reason`): none, unless its folder's golden.json states the count and
+    # why (content hidden, one call recorded twice, ...). A new rule that starts refusing or
+    # double-counting real spans fails here even when the runs still come out right.
+    library, scenario = _case_id(expected_path).split("/", 1)
+    want = {k: v for k, v in library_golden(library).get("reasons", {}).get(scenario, {}).items()
+            if not k.startswith("//")}
+    capture = expected_path.with_name(f"{scenario}.otlp.jsonl")
+    _runs, reasons = runs_of(decode_file(capture))
+    assert {str(k): n for k, n in reasons.items()} == want
+
+
+def test_reason_expectations_name_existing_captures() -> None:
+    stale = [f"{lib}/{scenario}" for lib in {p.parent.name for p in EXPECTED}
+             for scenario in library_golden(lib).get("reasons", {})
+             if not (CAPTURES / lib / f"{scenario}.expected.json").is_file()]
+    assert not stale, stale
 
 
 def test_supplement_and_exemptions_name_existing_captures() -> None:
