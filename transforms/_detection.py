@@ -89,14 +89,32 @@ _CONTEXT_MAPS = tuple(k for c in _CONTEXTS for k in c.maps)
 
 
 _NO_HITS: frozenset[str] = frozenset()
+# The conventions whose prefixes each attribute key seen so far starts with: one dict lookup
+# per key (its hash is cached on the key since the decoder put it in the span's attributes)
+# instead of a prefix scan. Keys are few (a library writes the same ones on every span);
+# the memo starts over past `_KEY_MEMO_MAX` all the same.
+_KEY_HITS: dict[str, frozenset[str]] = {}
+_KEY_MEMO_MAX = 8192
 
 
-def _prefix_hits(span: Span) -> frozenset[str] | set[str]:
-    hits: frozenset[str] | set[str] = _NO_HITS
+def _key_hits(k: str) -> frozenset[str]:
+    hits = frozenset(c.name for c in CONVENTIONS if c.prefixes and k.startswith(c.prefixes)) \
+        if k.startswith(_ANY_PREFIX) else _NO_HITS
+    if len(_KEY_HITS) >= _KEY_MEMO_MAX:
+        _KEY_HITS.clear()
+    _KEY_HITS[k] = hits
+    return hits
+
+
+def _prefix_hits(span: Span) -> frozenset[str]:
+    hits = _NO_HITS
+    memo = _KEY_HITS
     for k in span.attributes:  # one pass over the keys for every prefix test
-        if k.startswith(_ANY_PREFIX):  # one C call for the common miss
-            hits = set(hits)
-            hits.update(c.name for c in CONVENTIONS if c.prefixes and k.startswith(c.prefixes))
+        found = memo.get(k)
+        if found is None:
+            found = _key_hits(k)
+        if found:
+            hits = hits | found
     return hits
 
 
