@@ -184,18 +184,32 @@ def _first_of(spans: Iterable[Span], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+# The length of the first context prefix each attribute key seen so far starts with (0: none),
+# memoized per key like `_KEY_HITS`.
+_CONTEXT_PREFIX_LEN: dict[str, int] = {}
+
+
+def _context_prefix_len(k: str) -> int:
+    n = 0
+    if k.startswith(_CONTEXT_PREFIXES):  # one C call for the common miss
+        n = next(len(p) for p in _CONTEXT_PREFIXES if k.startswith(p))
+    if len(_CONTEXT_PREFIX_LEN) >= _KEY_MEMO_MAX:
+        _CONTEXT_PREFIX_LEN.clear()
+    _CONTEXT_PREFIX_LEN[k] = n
+    return n
+
+
 def request_context(span: Span) -> dict[str, Any]:
     """The metadata a span records, flattened: every convention's prefixed keys without their
     prefix, then the entries of its JSON metadata maps. Values as decoded (bytes stay bytes)."""
     ctx: dict[str, Any] = {}
-    prefixes = _CONTEXT_PREFIXES
+    memo = _CONTEXT_PREFIX_LEN
     for k, v in span.attributes.items():
-        if not k.startswith(prefixes):  # one C call for the common miss
-            continue
-        for prefix in prefixes:
-            if k.startswith(prefix):
-                ctx[k[len(prefix):]] = v
-                break
+        n = memo.get(k)
+        if n is None:
+            n = _context_prefix_len(k)
+        if n:
+            ctx[k[n:]] = v
     for key in _CONTEXT_MAPS:
         meta = span.attributes.get(key)
         if isinstance(meta, str):

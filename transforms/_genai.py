@@ -360,8 +360,13 @@ def event_body(attrs: dict[str, Any]) -> Any:
     if "gen_ai.event.content" in attrs:
         parsed = parse_json_attr(attrs["gen_ai.event.content"])
         return parsed.value if parsed.ok else {"content": attrs["gen_ai.event.content"]}
-    decoded = {k: b for k in ("content", "message")
-               if (b := _block_list(attrs.get(k))) is not None}
+    decoded: dict[str, Any] | None = None
+    for k in ("content", "message"):
+        v = attrs.get(k)
+        if v is not None and (b := _block_list(v)) is not None:
+            if decoded is None:
+                decoded = {}
+            decoded[k] = b
     return {**attrs, **decoded} if decoded else attrs
 
 

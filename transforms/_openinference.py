@@ -57,10 +57,14 @@ def unflatten_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any
     for key, value in attrs.items():
         if not key.startswith(prefix) or len(key) <= plen or key[plen - 1] != ".":
             continue
-        m = _INDEXED.match(key[plen:])
-        if m is None:
-            continue
-        set_path(rows.setdefault(int(m.group(1)), {}), m.group(2), value)
+        # `_INDEXED` without the regex for the common key: decimal digits, a dot, one line.
+        idx, dot, path = key[plen:].partition(".")
+        if not dot or not idx.isdecimal() or "\n" in path:
+            m = _INDEXED.match(key[plen:])
+            if m is None:
+                continue
+            idx, path = m.group(1), m.group(2)
+        set_path(rows.setdefault(int(idx), {}), path, value)
     if not rows:
         return None
     out: list[dict[str, Any]] = []

@@ -429,9 +429,12 @@ def _norm_part(p: Any) -> NPart | None:
     elif not isinstance(kind, str):
         kind = str(kind)
     if kind in _TEXT_KINDS:
-        if "content" not in p and "text" not in p:  # capture off: the skeleton stays
+        if "content" in p:
+            text = p["content"]
+        elif "text" in p:
+            text = p["text"]
+        else:  # capture off: the skeleton stays
             return NPart("text", absent=True)
-        text = p.get("content", p.get("text", ""))
         if not isinstance(text, str):
             return NPart("text", part_text(text))
         if text[:1] in PLACEHOLDER_FIRST and is_placeholder(text):
@@ -564,19 +567,23 @@ def message_from_any(m: Any) -> NMessage | None:
 
 def _message(m: Any) -> NMessage | None:
     """`message_from_any`, raising `_NotAConversation` for a Python repr."""
-    if isinstance(m, str):
-        if m[:1] in REPR_FIRST and is_python_repr(m):
-            raise _NotAConversation
-        return NMessage("user", [NPart("text", _text(m))])
     if not isinstance(m, dict):
+        if isinstance(m, str):
+            if m[:1] in REPR_FIRST and is_python_repr(m):
+                raise _NotAConversation
+            return NMessage("user", [NPart("text", _text(m))])
         return None
     if "role" not in m and ("lc" in m or m.get("type") in LANGCHAIN_TYPES):
         lc = langchain_message(m)
         if lc is None:
             return None
         m = lc
-    role = str(m.get("role", "user") or "user")
-    finish = m.get("finish_reason", m.get("finishReason"))
+    role = m.get("role") or "user"
+    if type(role) is not str:  # a str subclass becomes a plain str too
+        role = str(role)
+    finish = m.get("finish_reason")
+    if finish is None and "finish_reason" not in m:
+        finish = m.get("finishReason")
     parts: list[NPart] = []
     raw_parts = m.get("parts")
     if isinstance(raw_parts, list):
@@ -603,7 +610,9 @@ def _message(m: Any) -> NMessage | None:
                 role = str(content.get("role") or role)
             elif (p := _norm_part(content)) is not None:
                 parts.append(p)
-        calls = m.get("tool_calls", m.get("toolCalls"))
+        calls = m.get("tool_calls")
+        if calls is None and "tool_calls" not in m:
+            calls = m.get("toolCalls")
         if calls:
             parts.extend(_norm_openai_tool_calls(calls))
     if len(parts) > 1:
