@@ -130,6 +130,9 @@ def detect_conventions(span: Span) -> list[str]:
 
 
 _READS_FIRST = tuple(c for c in CONVENTIONS if c.reads_first is not None)
+# Each convention with its `matches` test, left out where it is the convention's `reads_first`
+# test (asked already, and false, by the time `_first_read` goes through the list).
+_SHOWN_BY = tuple((c, None if c.matches is c.reads_first else c.matches) for c in CONVENTIONS)
 
 
 @overload
@@ -144,8 +147,8 @@ def _first_read(span: Span, marks: bool) -> SpanFacts | Mark | None:
         if c.reads_first(span):
             return c.mark(span) if marks else c.extract(span)
     hits = _prefix_hits(span)
-    for c in CONVENTIONS:
-        if c.name in hits or (c.matches is not None and c.matches(span)):
+    for c, matches in _SHOWN_BY:
+        if c.name in hits or (matches is not None and matches(span)):
             out = c.mark(span) if marks else c.extract(span)
             if out is not None:
                 return out
