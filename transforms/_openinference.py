@@ -49,22 +49,41 @@ def matches(span: Span) -> bool:
     return "openinference.span.kind" in span.attributes
 
 
+# Per prefix: what each attribute key seen so far says under it, `(message index, path)` of
+# `{prefix}.{i}.{path}`, or None. Spans of one library repeat the same keys; each memo starts
+# over past `_FLAT_MEMO_MAX` keys all the same.
+_FLAT_KEYS: dict[str, dict[str, tuple[int, str] | None]] = {}
+_FLAT_MEMO_MAX = 8192
+_UNSEEN = (-1, "")
+
+
+def _flat_key(key: str, prefix: str) -> tuple[int, str] | None:
+    plen = len(prefix) + 1
+    if not key.startswith(prefix) or len(key) <= plen or key[plen - 1] != ".":
+        return None
+    # `_INDEXED` without the regex for the common key: decimal digits, a dot, one line.
+    idx, dot, path = key[plen:].partition(".")
+    if not dot or not idx.isdecimal() or "\n" in path:
+        m = _INDEXED.match(key[plen:])
+        if m is None:
+            return None
+        idx, path = m.group(1), m.group(2)
+    return int(idx), path
+
+
 def unflatten_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
     """`{prefix}.{i}.message.*` attributes as a list of OpenAI-like message dicts, in index
     order (gaps skipped). None when there are none."""
     rows: dict[int, dict[str, Any]] = {}
-    plen = len(prefix) + 1
+    memo = _FLAT_KEYS.get(prefix)
+    if memo is None or len(memo) >= _FLAT_MEMO_MAX:
+        memo = _FLAT_KEYS[prefix] = {}
     for key, value in attrs.items():
-        if not key.startswith(prefix) or len(key) <= plen or key[plen - 1] != ".":
-            continue
-        # `_INDEXED` without the regex for the common key: decimal digits, a dot, one line.
-        idx, dot, path = key[plen:].partition(".")
-        if not dot or not idx.isdecimal() or "\n" in path:
-            m = _INDEXED.match(key[plen:])
-            if m is None:
-                continue
-            idx, path = m.group(1), m.group(2)
-        set_path(rows.setdefault(int(idx), {}), path, value)
+        found = memo.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = memo[key] = _flat_key(key, prefix)
+        if found is not None:
+            set_path(rows.setdefault(found[0], {}), found[1], value)
     if not rows:
         return None
     out: list[dict[str, Any]] = []
