@@ -280,6 +280,33 @@ def _loads(text: str) -> Any:
     return value
 
 
+# How `_parse_json` read a value: parsed (or already structured), plain text, JSON cut by a
+# length limit, nested too deep.
+_OK, _TEXT, _CUT, _DEEP = 0, 1, 2, 3
+
+
+def _parse_json(value: Any) -> tuple[Any, int]:
+    """`parse_json_attr` as (value, how): no `Parsed` built on the extractors' common path."""
+    if not isinstance(value, str):
+        if isinstance(value, (dict, list)) and not _depth_ok(value):
+            return str(value)[:1000], _DEEP
+        return value, _OK
+    text = value.strip()
+    if not text or text[0] not in "[{\"":
+        return value, _TEXT
+    try:
+        decoded = _loads(text)
+    except RecursionError:
+        return value, _DEEP
+    except ValueError:
+        # A Python repr (`{'messages': [...]}`) or a placeholder (`[REDACTED]`) opens like
+        # JSON but was never JSON: not cut.
+        return value, _TEXT if is_python_repr(text) or is_placeholder(text) else _CUT
+    if isinstance(decoded, (dict, list)) and not _text_depth_ok(text) and not _depth_ok(decoded):
+        return value, _DEEP
+    return decoded, _OK
+
+
 def parse_json_attr(value: Any) -> Parsed:
     """Parse an attribute that may hold JSON text (or already structured values).
 
@@ -288,25 +315,8 @@ def parse_json_attr(value: Any) -> Parsed:
     Python repr (`is_python_repr`) or a placeholder (`is_redacted`). Other strings are plain
     text. JSON nested deeper than `MAX_JSON_DEPTH` is kept as text (`too_deep`).
     """
-    if not isinstance(value, str):
-        if isinstance(value, (dict, list)) and not _depth_ok(value):
-            return Parsed(str(value)[:1000], False, too_deep=True)
-        return Parsed(value, True)
-    text = value.strip()
-    if not text or text[0] not in "[{\"":
-        return Parsed(value, False)
-    try:
-        decoded = _loads(text)
-    except RecursionError:
-        return Parsed(value, False, too_deep=True)
-    except ValueError:
-        # A Python repr (`{'messages': [...]}`) or a placeholder (`[REDACTED]`) opens like
-        # JSON but was never JSON: not cut.
-        return Parsed(value, False,
-                      truncated=not is_python_repr(text) and not is_placeholder(text))
-    if isinstance(decoded, (dict, list)) and not _text_depth_ok(text) and not _depth_ok(decoded):
-        return Parsed(value, False, too_deep=True)
-    return Parsed(decoded, True)
+    parsed, how = _parse_json(value)
+    return Parsed(parsed, how == _OK, truncated=how == _CUT, too_deep=how == _DEEP)
 
 
 def decode_nested(value: Any) -> Any:
@@ -745,16 +755,16 @@ def json_attr(facts: SpanFacts, value: Any, *, text_ok: bool = True) -> tuple[An
     """
     if value is None:
         return None, False
-    parsed = parse_json_attr(value)
-    if parsed.ok:  # no placeholder parses as JSON: checked only when the value did not
-        return parsed.value, True
+    parsed, how = _parse_json(value)
+    if how == _OK:  # no placeholder parses as JSON: checked only when the value did not
+        return parsed, True
     if flag_redacted(facts, value):
         return None, False
-    if parsed.truncated:
+    if how == _CUT:
         facts.truncated = True
         facts.reasons.append(Reason.TRUNCATED_JSON)
         return value, False
-    if parsed.too_deep:
+    if how == _DEEP:
         facts.reasons.append(Reason.TOO_DEEP)
         return value, False
     return value, text_ok
