@@ -22,7 +22,7 @@ from transforms import (
     _pydantic_ai,
     _vercel,
 )
-from transforms._toolkit import ContextKeys, Mark, SpanFacts, first_attr, parse_json_attr
+from transforms._toolkit import ContextKeys, Mark, SpanFacts, parse_json_attr
 from transforms.types import Span
 
 __all__ = [
@@ -180,10 +180,12 @@ def resource_id(spans: Iterable[Span]) -> str | None:
 
 
 def _first_of(spans: Iterable[Span], keys: tuple[str, ...]) -> str | None:
-    for s in spans:
-        found = first_attr(s.attributes, keys)
-        if found is not None:
-            return found
+    for s in spans:  # `first_attr` of each span, inlined: most spans have none of the keys
+        a = s.attributes
+        for k in keys:
+            v = a.get(k)
+            if v is not None and v != "":
+                return str(v)
     return None
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from transforms._formats import PLACEHOLDER_FIRST
 from transforms._toolkit import (
     ContextKeys,
     Mark,
@@ -82,7 +83,7 @@ def read_messages(facts: SpanFacts, value: Any) -> list[NMessage] | None:
             for p in m.parts:
                 if p.absent:
                     facts.capture_off = True  # content left out, the part skeleton kept
-                elif p.kind == "text" and is_redacted(p.text):
+                elif p.kind == "text" and p.text[:1] in PLACEHOLDER_FIRST and is_redacted(p.text):
                     facts.redacted = True
     return msgs
 
@@ -377,9 +378,12 @@ def _block_list(value: Any) -> list[dict[str, Any]] | None:
             return None
         parsed = parse_json_attr(value)
         value = parsed.value if parsed.ok else None
-    if isinstance(value, list) and value and all(isinstance(b, dict) for b in value):
-        return value
-    return None
+    if not isinstance(value, list) or not value:
+        return None
+    for b in value:
+        if not isinstance(b, dict):
+            return None
+    return value
 
 
 def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
@@ -435,7 +439,7 @@ def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
         if absent:
             current.facts.capture_off = True
         for p in msg.parts:
-            if p.kind == "text" and is_redacted(p.text):
+            if p.kind == "text" and p.text[:1] in PLACEHOLDER_FIRST and is_redacted(p.text):
                 current.facts.redacted = True
     return calls
 
