@@ -10,6 +10,7 @@ Spans: `invoke_agent` (agent root), `execute_tool` (tool), `chat` / `generate_co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from transforms._formats import PLACEHOLDER_FIRST
@@ -187,12 +188,44 @@ def _answer(texts: list[str]) -> str | None:
     return texts[-1].rstrip("\n") if texts else None
 
 
-def fill_model_call(facts: SpanFacts, a: dict[str, Any]) -> None:
+_Memo = dict[str, tuple[Any, Any, SpanFacts]]
+"""What `fill_model_call` read from each attribute of one call's records: (attribute value,
+what was read, the facts the reading flagged), so that a record joining the call does not
+read again what the earlier records held."""
+
+
+def _read_once(memo: _Memo | None, key: str, facts: SpanFacts, value: Any,
+               reader: Callable[[SpanFacts, Any], Any]) -> Any:
+    """`reader(facts, value)`, or what it read before from the same value (its flags and
+    reason codes applied to `facts` again, as a second reading would)."""
+    if memo is None or value is None:
+        return reader(facts, value)
+    hit = memo.get(key)
+    if hit is None or hit[0] is not value:
+        flagged = SpanFacts(facts.convention)
+        hit = memo[key] = (value, reader(flagged, value), flagged)
+    _, read, flagged = hit
+    if flagged.truncated:
+        facts.truncated = True
+    if flagged.redacted:
+        facts.redacted = True
+    if flagged.capture_off:
+        facts.capture_off = True
+    if flagged.reasons:
+        facts.reasons.extend(flagged.reasons)
+    return read
+
+
+def fill_model_call(facts: SpanFacts, a: dict[str, Any], memo: _Memo | None = None) -> None:
     """Model-call content from GenAI attributes (span attributes or an operation-details
-    event's attributes)."""
-    facts.instructions = instructions_from(facts, a.get("gen_ai.system_instructions"))
-    facts.model_input = read_messages(facts, a.get("gen_ai.input.messages"))
-    facts.model_output = read_messages(facts, a.get("gen_ai.output.messages"))
+    event's attributes). `memo`: kept across the records of one call, each read with the
+    records before it (`calls_from_events`)."""
+    facts.instructions = _read_once(memo, "gen_ai.system_instructions", facts,
+                                    a.get("gen_ai.system_instructions"), instructions_from)
+    facts.model_input = _read_once(memo, "gen_ai.input.messages", facts,
+                                   a.get("gen_ai.input.messages"), read_messages)
+    facts.model_output = _read_once(memo, "gen_ai.output.messages", facts,
+                                    a.get("gen_ai.output.messages"), read_messages)
     if facts.model_input is None:
         facts.cut_input = cut_text(a.get("gen_ai.input.messages"))
     if facts.model_output is None:
@@ -395,7 +428,7 @@ def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
     record that repeats a key is another call (openlit's second record of a call)."""
     calls: list[ModelCall] = []
     current: ModelCall | None = None
-    details: tuple[ModelCall, set[str], dict[str, Any]] | None = None  # the last record
+    details: tuple[ModelCall, set[str], dict[str, Any], _Memo] | None = None  # the last record
     seen_choice = False
     for t, name, attrs, body in sorted(events, key=lambda e: e[0]):
         if name == "gen_ai.client.inference.operation.details":
@@ -408,13 +441,14 @@ def calls_from_events(events: list[tuple[int, str, dict[str, Any], Any]],
                 # others lack (Strands: instructions, input, output): one call.
                 details[1].update(keys)
                 details[2].update(merged)
-                fill_model_call(details[0].facts, details[2])
+                fill_model_call(details[0].facts, details[2], details[3])
                 details[0].end = t
                 continue
             facts = SpanFacts(convention, role="model")
-            fill_model_call(facts, merged)
+            memo: _Memo = {}
+            fill_model_call(facts, merged, memo)
             calls.append(ModelCall(t, t, facts))
-            details = (calls[-1], keys, merged)
+            details = (calls[-1], keys, merged, memo)
             current, seen_choice = None, False
             continue
         details = None
