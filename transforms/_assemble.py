@@ -427,9 +427,11 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     else:
         reasons[Reason.NO_OUTPUT] += 1
 
-    truncated = any(f.truncated for f in all_facts)
-    redacted = any(f.redacted for f in all_facts)
-    capture_off = any(f.capture_off for f in all_facts)
+    truncated = redacted = capture_off = False
+    for f in all_facts:  # one pass for the three flags
+        truncated = truncated or f.truncated
+        redacted = redacted or f.redacted
+        capture_off = capture_off or f.capture_off
     # A span without content counts only when the run lacks it: content recorded elsewhere
     # (e.g. events pointing at the agent span instead of the model span) is content.
     input_ok = any(m.text for m in input_messages)

@@ -129,7 +129,7 @@ def detect_conventions(span: Span) -> list[str]:
             if c.name in hits or (c.matches is not None and c.matches(span))]
 
 
-_READS_FIRST = tuple(c for c in CONVENTIONS if c.reads_first is not None)
+_READS_FIRST = tuple((c, c.reads_first) for c in CONVENTIONS if c.reads_first is not None)
 # Each convention with its `matches` test, left out where it is the convention's `reads_first`
 # test (asked already, and false, by the time `_first_read` goes through the list).
 _SHOWN_BY = tuple((c, None if c.matches is c.reads_first else c.matches) for c in CONVENTIONS)
@@ -142,9 +142,8 @@ def _first_read(span: Span, marks: Literal[True]) -> Mark | None: ...
 def _first_read(span: Span, marks: bool) -> SpanFacts | Mark | None:
     """What the first convention that reads `span` says: its mark, or its facts. Asked in
     order: a convention that reads the span first, then every convention the span shows."""
-    for c in _READS_FIRST:
-        assert c.reads_first is not None
-        if c.reads_first(span):
+    for c, reads_first in _READS_FIRST:
+        if reads_first(span):
             return c.mark(span) if marks else c.extract(span)
     hits = _prefix_hits(span)
     for c, matches in _SHOWN_BY:

@@ -99,7 +99,11 @@ class NMessage:
     @property
     def text(self) -> str:
         """The text parts joined (no separator between parts is added beyond newlines)."""
-        return "\n".join(p.text for p in self.parts if p.kind == "text" and p.text)
+        parts = self.parts
+        if len(parts) == 1:  # the common message: its one part's text, without a generator
+            p = parts[0]
+            return p.text if p.kind == "text" and p.text else ""
+        return "\n".join(p.text for p in parts if p.kind == "text" and p.text)
 
     @property
     def only_tool_results(self) -> bool:
