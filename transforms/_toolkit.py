@@ -273,7 +273,7 @@ def _loads(text: str) -> Any:
     Same values and the same failures (ValueError, RecursionError) as `json.loads`, except
     that an escaped lone surrogate becomes U+FFFD.
     """
-    if ("\\ud" in text or "\\uD" in text) and _SURROGATE_HINT.search(text):
+    if "\\u" in text and _SURROGATE_HINT.search(text):
         text = _SURROGATE_ESCAPE.sub(_lone_surrogate, text)
     try:
         value, end = _scan_once(text, 0)
