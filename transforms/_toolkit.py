@@ -108,7 +108,13 @@ class NMessage:
     @property
     def only_tool_results(self) -> bool:
         """True when every part is a tool result (the Anthropic wire form of a tool reply)."""
-        return bool(self.parts) and all(p.kind == "tool_result" for p in self.parts)
+        parts = self.parts
+        if not parts:
+            return False
+        for p in parts:  # a loop, not all() over a generator: this runs for every message
+            if p.kind != "tool_result":
+                return False
+        return True
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ def ns_to_datetime(ns: int) -> datetime | None:
     """A Unix-epoch nanosecond timestamp as an aware UTC datetime (None for 0, OTLP's "unset")."""
     if ns <= 0:
         return None
-    return datetime.fromtimestamp(ns / 1e9, tz=UTC)
+    return datetime.fromtimestamp(ns / 1e9, UTC)  # positional: no keyword parsing per call
 
 
 @dataclass(slots=True)
