@@ -194,11 +194,11 @@ what was read, the facts the reading flagged), so that a record joining the call
 read again what the earlier records held."""
 
 
-def _read_once(memo: _Memo | None, key: str, facts: SpanFacts, value: Any,
+def _read_once(memo: _Memo, key: str, facts: SpanFacts, value: Any,
                reader: Callable[[SpanFacts, Any], Any]) -> Any:
     """`reader(facts, value)`, or what it read before from the same value (its flags and
     reason codes applied to `facts` again, as a second reading would)."""
-    if memo is None or value is None:
+    if value is None:
         return reader(facts, value)
     hit = memo.get(key)
     if hit is None or hit[0] is not value:
@@ -220,12 +220,17 @@ def fill_model_call(facts: SpanFacts, a: dict[str, Any], memo: _Memo | None = No
     """Model-call content from GenAI attributes (span attributes or an operation-details
     event's attributes). `memo`: kept across the records of one call, each read with the
     records before it (`calls_from_events`)."""
-    facts.instructions = _read_once(memo, "gen_ai.system_instructions", facts,
-                                    a.get("gen_ai.system_instructions"), instructions_from)
-    facts.model_input = _read_once(memo, "gen_ai.input.messages", facts,
-                                   a.get("gen_ai.input.messages"), read_messages)
-    facts.model_output = _read_once(memo, "gen_ai.output.messages", facts,
-                                    a.get("gen_ai.output.messages"), read_messages)
+    if memo is None:
+        facts.instructions = instructions_from(facts, a.get("gen_ai.system_instructions"))
+        facts.model_input = read_messages(facts, a.get("gen_ai.input.messages"))
+        facts.model_output = read_messages(facts, a.get("gen_ai.output.messages"))
+    else:
+        facts.instructions = _read_once(memo, "gen_ai.system_instructions", facts,
+                                        a.get("gen_ai.system_instructions"), instructions_from)
+        facts.model_input = _read_once(memo, "gen_ai.input.messages", facts,
+                                       a.get("gen_ai.input.messages"), read_messages)
+        facts.model_output = _read_once(memo, "gen_ai.output.messages", facts,
+                                        a.get("gen_ai.output.messages"), read_messages)
     if facts.model_input is None:
         facts.cut_input = cut_text(a.get("gen_ai.input.messages"))
     if facts.model_output is None:
