@@ -13,12 +13,8 @@ from typing import Any, Literal
 from scorers.types import (
     AgentRunInput,
     Message,
-    MessageContent,
-    ReasoningPart,
     RunTarget,
     ScorerRun,
-    SystemMessage,
-    TextPart,
     ToolInvocation,
     ToolInvocationPart,
     run_id_for,
@@ -102,6 +98,14 @@ def _set_result(inv: ToolInvocation, p: NPart | ToolFact) -> None:
         inv.state, inv.result, inv.error_text = "result", _jsonable(p.result), None
 
 
+def _content(text: str | None, parts: list[Any]) -> Any:
+    """A message's `MessageContent` as the fields pydantic validates it from, inside the
+    `Message` it belongs to: text and reasoning parts are field dicts too (`{"type": "text",
+    "text"}`), tool-invocation parts stay models (their invocation is filled in later). One
+    validation of the message instead of a model built per part and for the content."""
+    return {"content": text, "parts": parts}
+
+
 def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
     """Normalized messages -> Mastra messages; tool results fold into their invocation."""
     if not msgs:
@@ -124,7 +128,7 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
                 out[-1].content.parts.append(part)
             else:
                 out.append(Message(role="assistant", created_at=created_at,
-                                   content=MessageContent(content=None, parts=[part])))
+                                   content=_content(None, [part])))
         _set_result(inv, p)
         if inv in waiting:
             waiting.remove(inv)
@@ -143,10 +147,10 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
         texts: list[str] = []
         for p in m.parts:
             if p.kind == "text" and p.text:
-                parts.append(TextPart(text=p.text))
+                parts.append({"type": "text", "text": p.text})
                 texts.append(p.text)
             elif p.kind == "reasoning" and p.text:
-                parts.append(ReasoningPart(reasoning=p.text))
+                parts.append({"type": "reasoning", "reasoning": p.text})
             elif p.kind == "tool_call":
                 inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
                                      tool_name=p.tool_name or "unknown", args=p.args)
@@ -162,8 +166,8 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
             # API does this): the calls join the turn's message.
             out[-1].content.parts.extend(parts)
             continue
-        out.append(Message(role=role, created_at=created_at, content=MessageContent(
-            content="\n".join(texts) if texts else None, parts=parts)))
+        out.append(Message(role=role, created_at=created_at,
+                           content=_content("\n".join(texts) if texts else None, parts)))
     return out
 
 
@@ -280,7 +284,7 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     if explicit is None and first is not None:
         explicit = first.instructions
     sys_texts = [m.text for m in fc_msgs if m.role in SYSTEM_ROLES and m.text]
-    tagged: dict[str, list[SystemMessage]] = {}
+    tagged: dict[str, list[Any]] = {}  # SystemMessage fields (`_convert`: validated once)
     if explicit:
         system = list(explicit)
         joined = "\n".join(explicit).strip()
@@ -293,7 +297,7 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     for t in rest:
         tag = (rf.system_tags.get(t) or (first.system_tags.get(t) if first else None)
                or tag_for(t) or "runtime")  # a framework header read back, whoever exported it
-        tagged.setdefault(tag, []).append(SystemMessage(content=t))
+        tagged.setdefault(tag, []).append({"content": t})
     if tagged:
         derived.append("taggedSystemMessages")
 
@@ -370,7 +374,7 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
                 continue
             for p in m.parts:
                 if p.kind == "text" and p.text and c is not final_call and p.text != final_text:
-                    entries.append((c.end, seq, TextPart(text=p.text)))
+                    entries.append((c.end, seq, {"type": "text", "text": p.text}))
                     seq += 1
             for p in m.parts:
                 if p.kind != "tool_call":
@@ -418,11 +422,11 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
             (c.facts.cut_output for c in reversed(run_calls) if c.facts.cut_output), None)
         final_text = cut  # JSON cut by a length limit: keep the text rather than nothing
     if final_text:
-        parts.append(TextPart(text=final_text))
+        parts.append({"type": "text", "text": final_text})
     output: list[Message] = []
     if parts or final_text is not None:
         output.append(Message(role="assistant", created_at=ended or started,
-                              content=MessageContent(content=final_text, parts=parts)))
+                              content=_content(final_text, parts)))
     else:
         reasons[Reason.NO_OUTPUT] += 1
 
@@ -462,10 +466,11 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
         ended_at=ended, derived=sorted(set(derived), key=_DERIVED_ORDER.index), truncated=truncated,
         content_captured=not (redacted or capture_off),
     )
+    system_messages: list[Any] = [{"content": t} for t in system]
     return ScorerRun(
         run_id=run_id_for(trace_id, root),
         input=AgentRunInput(input_messages=input_messages, remembered_messages=remembered,
-                            system_messages=[SystemMessage(content=t) for t in system],
+                            system_messages=system_messages,
                             tagged_system_messages=tagged),
         output=output, request_context=_jsonable(request_context(rs)), target=target,
     )
