@@ -85,7 +85,8 @@ def build_runs(trace: Trace) -> BuildResult:
             reasons[Reason.BUILD_ERROR] += 1
             continue
         result.runs.append(run)
-    result.runs.sort(key=_run_sort_key)
+    if len(result.runs) > 1:
+        result.runs.sort(key=_run_sort_key)
     return result
 
 
