@@ -106,6 +106,12 @@ def _content(text: str | None, parts: list[Any]) -> Any:
     return {"content": text, "parts": parts}
 
 
+def _invocation_part(inv: ToolInvocation) -> dict[str, Any]:
+    """A tool-invocation part as `_content` takes it: its fields, the invocation itself a
+    model (filled in until the message is validated, and shared with it after)."""
+    return {"type": "tool-invocation", "tool_invocation": inv}
+
+
 def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
     """Normalized messages -> Mastra messages; tool results fold into their invocation."""
     if not msgs:
@@ -385,7 +391,7 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
                 inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
                                      tool_name=p.tool_name or "unknown", args=p.args)
                 invs[key] = _Inv(inv)
-                entries.append((c.end, seq, ToolInvocationPart(tool_invocation=inv)))
+                entries.append((c.end, seq, _invocation_part(inv)))
                 seq += 1
     for c in run_calls:  # results fed back to later calls
         _fold_results(c.facts.model_input or [], invs)
@@ -406,7 +412,7 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
             inv = ToolInvocation(tool_call_id=tf.call_id or span.span_id,
                                  tool_name=tf.name or "unknown", args=_jsonable(tf.args))
             slot = invs[tf.call_id or span.span_id] = _Inv(inv)
-            entries.append((span.start_time_unix_nano, seq, ToolInvocationPart(tool_invocation=inv)))
+            entries.append((span.start_time_unix_nano, seq, _invocation_part(inv)))
             seq += 1
         slot.span_matched = True
         if slot.inv.args is None and tf.args is not None:
