@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import TypeAdapter
+
 from scorers.types import (
     AgentRunInput,
     Message,
     RunTarget,
     ScorerRun,
     ToolInvocation,
-    ToolInvocationPart,
     run_id_for,
 )
 from transforms._calls import has_content, repeated_event_calls, transcript_calls
@@ -100,9 +101,8 @@ def _set_result(inv: ToolInvocation, p: NPart | ToolFact) -> None:
 
 def _content(text: str | None, parts: list[Any]) -> Any:
     """A message's `MessageContent` as the fields pydantic validates it from, inside the
-    `Message` it belongs to: text and reasoning parts are field dicts too (`{"type": "text",
-    "text"}`), tool-invocation parts stay models (their invocation is filled in later). One
-    validation of the message instead of a model built per part and for the content."""
+    `Message` it belongs to; its parts are field dicts too (`{"type": "text", "text"}`,
+    `_invocation_part`). One validation of the message instead of a model per part."""
     return {"content": text, "parts": parts}
 
 
@@ -112,11 +112,15 @@ def _invocation_part(inv: ToolInvocation) -> dict[str, Any]:
     return {"type": "tool-invocation", "tool_invocation": inv}
 
 
+_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+
 def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
-    """Normalized messages -> Mastra messages; tool results fold into their invocation."""
+    """Normalized messages -> Mastra messages; tool results fold into their invocation.
+    The messages are built as their fields (`_content`) and validated together at the end."""
     if not msgs:
         return []
-    out: list[Message] = []
+    out: list[dict[str, Any]] = []
     by_id: dict[str, ToolInvocation] = {}
     waiting: list[ToolInvocation] = []
 
@@ -129,12 +133,12 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
         if inv is None:  # a result whose call we never saw: keep it, on an assistant message
             inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
                                  tool_name=p.tool_name or "unknown")
-            part = ToolInvocationPart(tool_invocation=inv)
-            if out and out[-1].role == "assistant":
-                out[-1].content.parts.append(part)
+            part = _invocation_part(inv)
+            if out and out[-1]["role"] == "assistant":
+                out[-1]["content"]["parts"].append(part)
             else:
-                out.append(Message(role="assistant", created_at=created_at,
-                                   content=_content(None, [part])))
+                out.append({"role": "assistant", "created_at": created_at,
+                            "content": _content(None, [part])})
         _set_result(inv, p)
         if inv in waiting:
             waiting.remove(inv)
@@ -149,7 +153,7 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
             continue
         role: Literal["user", "assistant"] = (
             "assistant" if m.role in ("assistant", "model", "ai", "bot") else "user")
-        parts: list[Any] = []
+        parts: list[dict[str, Any]] = []
         texts: list[str] = []
         for p in m.parts:
             if p.kind == "text" and p.text:
@@ -160,21 +164,21 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
             elif p.kind == "tool_call":
                 inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
                                      tool_name=p.tool_name or "unknown", args=p.args)
-                parts.append(ToolInvocationPart(tool_invocation=inv))
+                parts.append(_invocation_part(inv))
                 if p.tool_call_id:
                     by_id[p.tool_call_id] = inv
                 waiting.append(inv)
             elif p.kind == "tool_result":
                 fold(p)
-        if role == "assistant" and not texts and parts and out and out[-1].role == "assistant" \
-                and all(isinstance(p, ToolInvocationPart) for p in parts):
+        if role == "assistant" and not texts and parts and out and out[-1]["role"] == "assistant" \
+                and all(p["type"] == "tool-invocation" for p in parts):
             # One assistant turn split into a text item and a tool-call item (the Responses
             # API does this): the calls join the turn's message.
-            out[-1].content.parts.extend(parts)
+            out[-1]["content"]["parts"].extend(parts)
             continue
-        out.append(Message(role=role, created_at=created_at,
-                           content=_content("\n".join(texts) if texts else None, parts)))
-    return out
+        out.append({"role": role, "created_at": created_at,
+                    "content": _content("\n".join(texts) if texts else None, parts)})
+    return _MESSAGES.validate_python(out)
 
 
 def _fold_results(msgs: list[NMessage], invs: dict[str, _Inv]) -> None:
