@@ -17,7 +17,6 @@ from scorers.types import (
     Message,
     RunTarget,
     ScorerRun,
-    ToolInvocation,
     run_id_for,
 )
 from transforms._calls import has_content, repeated_event_calls, transcript_calls
@@ -44,10 +43,21 @@ _DERIVED_ORDER = ("systemMessages", "taggedSystemMessages", "inputMessages", "re
 _TOOL_FINISH = frozenset({"tool_call", "tool_calls", "tool-calls", "tool_use", "function_call"})
 
 
+_Invocation = dict[str, Any]
+"""A `ToolInvocation`'s fields (`_invocation`): filled in as results are found, validated
+with the message that holds it."""
+
+
 @dataclass(slots=True)
 class _Inv:
-    inv: ToolInvocation
+    inv: _Invocation
     span_matched: bool = False
+
+
+def _invocation(tool_call_id: str, tool_name: str, args: Any = None) -> _Invocation:
+    """A tool call's `ToolInvocation` fields, no result yet."""
+    return {"state": "call", "tool_call_id": tool_call_id, "tool_name": tool_name, "args": args,
+            "result": None, "error_text": None}
 
 
 def _is_exchange(m: NMessage) -> bool:
@@ -84,19 +94,19 @@ def _split_new_input(history: list[NMessage], new: list[NMessage]) -> tuple[int,
     return len(history), not n
 
 
-def _set_result(inv: ToolInvocation, p: NPart | ToolFact) -> None:
+def _set_result(inv: _Invocation, p: NPart | ToolFact) -> None:
     # An error has no result: a result folded earlier (the error text an app sent back as a
     # plain tool message) must not survive as one.
     if isinstance(p, NPart):
         if p.is_error:
-            inv.state, inv.error_text, inv.result = "output-error", str(p.result), None
+            inv["state"], inv["error_text"], inv["result"] = "output-error", str(p.result), None
         else:
-            inv.state, inv.result, inv.error_text = "result", p.result, None
+            inv["state"], inv["result"], inv["error_text"] = "result", p.result, None
     elif p.error_text is not None:
-        inv.state, inv.error_text, inv.result = "output-error", p.error_text, None
+        inv["state"], inv["error_text"], inv["result"] = "output-error", p.error_text, None
     elif p.has_result:
         # OTLP bytes become base64 text
-        inv.state, inv.result, inv.error_text = "result", _jsonable(p.result), None
+        inv["state"], inv["result"], inv["error_text"] = "result", _jsonable(p.result), None
 
 
 def _content(text: str | None, parts: list[Any]) -> Any:
@@ -106,9 +116,8 @@ def _content(text: str | None, parts: list[Any]) -> Any:
     return {"content": text, "parts": parts}
 
 
-def _invocation_part(inv: ToolInvocation) -> dict[str, Any]:
-    """A tool-invocation part as `_content` takes it: its fields, the invocation itself a
-    model (filled in until the message is validated, and shared with it after)."""
+def _invocation_part(inv: _Invocation) -> dict[str, Any]:
+    """A tool-invocation part as `_content` takes it: its fields."""
     return {"type": "tool-invocation", "tool_invocation": inv}
 
 
@@ -121,18 +130,17 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
     if not msgs:
         return []
     out: list[dict[str, Any]] = []
-    by_id: dict[str, ToolInvocation] = {}
-    waiting: list[ToolInvocation] = []
+    by_id: dict[str, _Invocation] = {}
+    waiting: list[_Invocation] = []
 
     def fold(p: NPart) -> None:
         inv = by_id.get(p.tool_call_id) if p.tool_call_id else None
         if inv is None:
-            inv = next((i for i in waiting if i.state == "call" and (
-                p.tool_name is None or i.tool_name == p.tool_name) and (
-                p.tool_call_id is None or not i.tool_call_id)), None)
+            inv = next((i for i in waiting if i["state"] == "call" and (
+                p.tool_name is None or i["tool_name"] == p.tool_name) and (
+                p.tool_call_id is None or not i["tool_call_id"])), None)
         if inv is None:  # a result whose call we never saw: keep it, on an assistant message
-            inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
-                                 tool_name=p.tool_name or "unknown")
+            inv = _invocation(p.tool_call_id or "", p.tool_name or "unknown")
             part = _invocation_part(inv)
             if out and out[-1]["role"] == "assistant":
                 out[-1]["content"]["parts"].append(part)
@@ -162,8 +170,7 @@ def _convert(msgs: list[NMessage], created_at: Any) -> list[Message]:
             elif p.kind == "reasoning" and p.text:
                 parts.append({"type": "reasoning", "reasoning": p.text})
             elif p.kind == "tool_call":
-                inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
-                                     tool_name=p.tool_name or "unknown", args=p.args)
+                inv = _invocation(p.tool_call_id or "", p.tool_name or "unknown", p.args)
                 parts.append(_invocation_part(inv))
                 if p.tool_call_id:
                     by_id[p.tool_call_id] = inv
@@ -187,19 +194,19 @@ def _fold_results(msgs: list[NMessage], invs: dict[str, _Inv]) -> None:
     call still waiting that an assistant message of the same input made before it."""
     if not invs:
         return
-    waiting: list[ToolInvocation] = []
+    waiting: list[_Invocation] = []
     for m in msgs:
         for p in m.parts:
             if p.kind == "tool_call" and p.tool_call_id in invs:
                 called = invs[p.tool_call_id].inv
-                if called.state == "call":
+                if called["state"] == "call":
                     waiting.append(called)
             elif p.kind == "tool_result":
                 slot = invs.get(p.tool_call_id) if p.tool_call_id else None
                 inv = slot.inv if slot is not None else None if p.tool_call_id else next(
-                    (i for i in waiting if p.tool_name is None or i.tool_name == p.tool_name),
+                    (i for i in waiting if p.tool_name is None or i["tool_name"] == p.tool_name),
                     None)
-                if inv is not None and inv.state == "call":
+                if inv is not None and inv["state"] == "call":
                     _set_result(inv, p)
                 if inv in waiting:
                     waiting.remove(inv)
@@ -392,8 +399,7 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
                 key = p.tool_call_id or f"#{len(invs)}"
                 if key in invs:
                     continue
-                inv = ToolInvocation(tool_call_id=p.tool_call_id or "",
-                                     tool_name=p.tool_name or "unknown", args=p.args)
+                inv = _invocation(p.tool_call_id or "", p.tool_name or "unknown", p.args)
                 invs[key] = _Inv(inv)
                 entries.append((c.end, seq, _invocation_part(inv)))
                 seq += 1
@@ -408,21 +414,21 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
         slot = invs.get(tf.call_id) if tf.call_id else None
         if slot is None:
             free = [v for v in invs.values() if not v.span_matched and (
-                tf.name is None or v.inv.tool_name == tf.name) and (
-                tf.call_id is None or not v.inv.tool_call_id)]
-            slot = next((v for v in free if tf.args is not None and v.inv.args == tf.args),
+                tf.name is None or v.inv["tool_name"] == tf.name) and (
+                tf.call_id is None or not v.inv["tool_call_id"])]
+            slot = next((v for v in free if tf.args is not None and v.inv["args"] == tf.args),
                         free[0] if free else None)
         if slot is None:
-            inv = ToolInvocation(tool_call_id=tf.call_id or span.span_id,
-                                 tool_name=tf.name or "unknown", args=_jsonable(tf.args))
+            inv = _invocation(tf.call_id or span.span_id, tf.name or "unknown",
+                              _jsonable(tf.args))
             slot = invs[tf.call_id or span.span_id] = _Inv(inv)
             entries.append((span.start_time_unix_nano, seq, _invocation_part(inv)))
             seq += 1
         slot.span_matched = True
-        if slot.inv.args is None and tf.args is not None:
-            slot.inv.args = _jsonable(tf.args)
-        if slot.inv.tool_name == "unknown" and tf.name:
-            slot.inv.tool_name = tf.name
+        if slot.inv["args"] is None and tf.args is not None:
+            slot.inv["args"] = _jsonable(tf.args)
+        if slot.inv["tool_name"] == "unknown" and tf.name:
+            slot.inv["tool_name"] = tf.name
         if tf.error_text is not None or tf.has_result:
             _set_result(slot.inv, tf)
     entries.sort(key=lambda e: (e[0], e[1]))
