@@ -56,9 +56,10 @@ def unflatten_prompts(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]
     """`gen_ai.prompt.{i}.{role,content,tool_call_id,tool_calls.{k}.*}` as OpenAI-like
     message dicts in index order. None when there are none."""
     rows: dict[int, dict[str, Any]] = {}
-    plen = len(prefix) + 1
+    start = prefix + "."
+    plen = len(start)
     for key, value in attrs.items():
-        if not key.startswith(prefix + "."):
+        if not key.startswith(start):
             continue
         rest = key[plen:]
         idx, _, path = rest.partition(".")

@@ -55,7 +55,8 @@ def build_tree(spans: Mapping[str, Span], reasons: Counter[str]) -> SpanTree:
         return (spans[x].start_time_unix_nano, x)
 
     for lst in children.values():
-        lst.sort(key=start_key)
+        if len(lst) > 1:  # most spans have one child: no key call for it
+            lst.sort(key=start_key)
     roots.sort(key=start_key)
     tree = SpanTree(children=children)
     order, parent = tree.order, tree.parent
