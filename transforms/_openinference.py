@@ -259,7 +259,8 @@ def _messages(facts: SpanFacts, raw: list[dict[str, Any]] | None) -> list[NMessa
             m.parts = []
         msgs.append(m)
         for p in m.parts:
-            if (p.kind == "text" and is_redacted(p.text)) or is_redacted(p.result):
+            if (p.kind == "text" and is_redacted(p.text)) or (
+                    p.result is not None and is_redacted(p.result)):
                 facts.redacted = True
     return msgs
 
