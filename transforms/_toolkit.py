@@ -334,6 +334,8 @@ def decode_nested(value: Any) -> Any:
 
     A string that does not parse stays the raw string (DESIGN §2).
     """
+    if not isinstance(value, str):  # the common call (decoded arguments): no loop set up
+        return value
     for _ in range(4):
         if not isinstance(value, str):
             return value
