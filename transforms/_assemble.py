@@ -332,7 +332,8 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
         exchange = history[k + len(new_n):]
         # Exact when the convention says so, or when the model saw nothing before the new
         # input (then nothing was remembered).
-        if history and not (exact and (rf.remembered_exact or k == 0)):
+        if history and not (exact and (rf.remembered_exact or k == 0 or (
+                first is not None and first.remembered_exact))):
             derived.append("rememberedMessages")
     elif root_in is not None and rf.input_mode == "conversation":
         conv = [m for m in root_in if m.role not in SYSTEM_ROLES]

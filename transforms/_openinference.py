@@ -419,6 +419,25 @@ def _model_input(span: Span, facts: SpanFacts, a: dict[str, Any]) -> list[NMessa
     return _messages(facts, raw)
 
 
+def _history_marked(value: Any) -> bool:
+    """Whether a model call's request marks exactly which messages are remembered: every
+    message carries a boolean `from_history` (Agno's messages do), the marked ones come first
+    and at least one unmarked message follows them. Then the messages before this turn's new
+    input are the remembered history, exactly, not inferred."""
+    if not isinstance(value, str) or '"from_history"' not in value:
+        return False
+    parsed = parse_json_attr(value)
+    msgs = parsed.value.get("messages") if parsed.ok and isinstance(parsed.value, dict) else None
+    if not isinstance(msgs, list) or not msgs:
+        return False
+    said = [m for m in msgs if not (isinstance(m, dict) and m.get("role") in ("system", "developer"))]
+    flags = [m.get("from_history") if isinstance(m, dict) else None for m in said]
+    if not all(isinstance(f, bool) for f in flags):
+        return False
+    n = flags.index(False) if False in flags else len(flags)
+    return n < len(flags) and not any(flags[n:])
+
+
 def _model_output(span: Span, facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
     value, ok = _io_value(facts, a, "output.value")
     msgs = _response_messages(value) if ok else None
@@ -451,6 +470,7 @@ def extract(span: Span) -> SpanFacts:
     if facts.role == "model":
         facts.model_name = str(a.get("llm.model_name") or "") or None
         facts.model_input = _model_input(span, facts, a)
+        facts.remembered_exact = _history_marked(a.get("input.value"))
         facts.model_output = _model_output(span, facts, a)
         finish = a.get("llm.finish_reason")
         if facts.model_output and finish is not None:

@@ -102,3 +102,17 @@ def test_history_from_agnos_session_storage_is_remembered() -> None:
     assert (call.tool_call_id, call.state, call.result) == (
         "call_1", "result", {"temp_c": 14, "conditions": "rain"})
     assert run.output[0].text == ANSWER2 and run.output[0].tool_invocations == []
+    # Agno marks every remembered message `from_history`: the history is exact, not inferred.
+    assert "rememberedMessages" not in run.target.derived
+
+
+def test_history_without_agnos_marks_is_inferred() -> None:
+    # The same request without a clean from_history boundary (a marked message after an
+    # unmarked one): the history is still read, but listed as inferred.
+    root = new_span_id()
+    messages = [_msg("system", SYSTEM), _msg("user", QUESTION, history=True),
+                _msg("assistant", ANSWER, history=False), _msg("user", FOLLOW_UP, history=True),
+                _msg("user", FOLLOW_UP)]
+    run = _run(_agent(FOLLOW_UP, ANSWER2, root, [
+        _llm(root, 100, messages, {"role": "assistant", "content": ANSWER2})]))
+    assert "rememberedMessages" in run.target.derived
