@@ -28,6 +28,7 @@ from transforms._toolkit import (
     NMessage,
     NPart,
     SpanFacts,
+    StepFact,
     ToolFact,
     decode_nested,
     is_args_dump,
@@ -238,6 +239,24 @@ def _not_conversation(msgs: list[NMessage]) -> bool:
     return False
 
 
+def _unglued(final_text: str | None, steps: list[tuple[Span, StepFact]]
+             ) -> tuple[str, list[tuple[Span, StepFact]]] | None:
+    """The answer when `final_text` is the run's steps' texts glued together (Mastra's agent and
+    generation output join every step's text, a step an output processor rejected and retried
+    included): (the last step's own text, the earlier steps that said something before calling
+    tools: intermediate text). A step with text that called no tool and was not the last was
+    rejected and asked again: it is neither. None when the final text is not glued that way
+    (one step with text, or texts that do not add up to it)."""
+    if not final_text or len(steps) < 2:
+        return None
+    last = steps[-1][1].text
+    if not last or last == final_text or not final_text.endswith(last):
+        return None
+    if "".join(st.text for _, st in steps) != final_text:
+        return None
+    return last, [(sp, st) for sp, st in steps[:-1] if st.text and st.called_tools]
+
+
 def _is_tool_finish(c: ModelCall) -> bool:
     out = c.facts.model_output or []
     reasons = {m.finish_reason for m in out if m.finish_reason}
@@ -280,6 +299,11 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     tools = [(spans[sid], facts[sid].tool) for sid in owned
              if sid in facts and facts[sid].tool is not None]
     tools.sort(key=lambda t: t[0].start_time_unix_nano)
+    # The steps of a model call that spans several, each a span of its own (Mastra).
+    steps = [(spans[sid], st) for sid in owned
+             if sid in facts and (st := facts[sid].step) is not None]
+    if len(steps) > 1:
+        steps.sort(key=lambda t: (t[0].start_time_unix_nano, t[0].end_time_unix_nano))
     all_facts = [facts[sid] for sid in owned if sid in facts] + [c.facts for c in run_calls]
     derived: list[str] = []
     started, ended = rs.started_at, rs.ended_at
@@ -311,6 +335,15 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
         rest = sys_texts[1:]
         if rest:
             derived.append("systemMessages")
+    if steps:
+        # A system message a later step's prompt adds (a retrying output processor's feedback)
+        # is one of the run's too, after the first call's.
+        seen = {*sys_texts, *system}
+        for _, st in steps:
+            for t in st.system:
+                if t not in seen:
+                    seen.add(t)
+                    rest.append(t)
     for t in rest:
         tag = (rf.system_tags.get(t) or (first.system_tags.get(t) if first else None)
                or tag_for(t) or "runtime")  # a framework header read back, whoever exported it
@@ -382,6 +415,11 @@ def assemble_run(trace_id: str, spans: Mapping[str, Span], facts: Mapping[str, S
     invs: dict[str, _Inv] = {}
     entries: list[tuple[int, int, Any]] = []
     seq = 0
+    if (unglued := _unglued(final_text, steps)) is not None:
+        final_text, lead_ins = unglued
+        for sp, st in lead_ins:
+            entries.append((sp.end_time_unix_nano, seq, {"type": "text", "text": st.text}))
+            seq += 1
     if exchange:
         run_calls.insert(0, ModelCall(run_calls[0].start, run_calls[0].start, SpanFacts(
             rf.convention, role="model", model_output=[m for m in exchange

@@ -4,8 +4,10 @@ Current layout (1.x): `invoke_agent` AGENT_RUN root with `mastra.agent_run.input
 input only) and `mastra.agent_run.output` (`{text, …}`), `gen_ai.system_instructions` as a
 plain string; MODEL_GENERATION carries the full prompt in `mastra.model_generation.input`
 (`{messages: [system…, remembered…, new…]}`) and `mastra.model_generation.output`
-(`{text, toolCalls}`); the `chat` (MODEL_INFERENCE) span carries no usable input; tool spans
-sit under the model step. Legacy layout: MODEL_GENERATION *is* the `chat` span with
+(`{text, toolCalls}`, the text of every step joined); each step is an `agent_step` (MODEL_STEP)
+span with its own prompt (`mastra.model_step.input`: system messages in full, the rest
+summarised) and output (`mastra.model_step.output`); the `chat` (MODEL_INFERENCE) span carries no
+usable input; tool spans sit under the model step. Legacy layout: MODEL_GENERATION *is* the `chat` span with
 `gen_ai.input.messages`. Older exporter (0.x): `agent.{id}` spans with raw `input`/`output`,
 `gen_ai.prompt`/`gen_ai.completion`, `tool.execute {tool}` with `gen_ai.tool.input/output`.
 """
@@ -23,6 +25,7 @@ from transforms._toolkit import (
     NMessage,
     NPart,
     SpanFacts,
+    StepFact,
     call_id,
     decode_nested,
     is_redacted,
@@ -103,8 +106,9 @@ def mark(span: Span) -> Mark:
         return Mark("tool")
     if kind == "model_generation" or (not kind and op == "chat"):
         return Mark("model")
-    # model_inference (`chat`): a lossy summary of the prompt; model_step, chunks, …: nothing
-    # the run needs that model_generation does not say better.
+    # model_inference (`chat`): a lossy summary of the prompt; chunks, …: nothing the run
+    # needs that model_generation does not say better; model_step: read by `extract` (its own
+    # answer and system messages), but no role.
     return Mark()
 
 
@@ -161,7 +165,30 @@ def extract(span: Span) -> SpanFacts:
         _check_redacted(facts, facts.model_output)
         facts.capture_off = facts.model_input is None and facts.model_output is None
         facts.system_tags = _system_tags(facts.model_input)
+    elif a.get("mastra.span.type") == "model_step":
+        facts.step = _step(a)
     return facts
+
+
+def _step(a: Any) -> StepFact | None:
+    """An `agent_step` span: the step's own output text (the generation's output glues every
+    step's text, a step an output processor rejected and retried included), whether it called
+    tools, and the system messages of its own prompt (a retried step's prompt adds the
+    processor's feedback, which the generation's prompt, the first step's, lacks). Read on a
+    scratch record: the step's values never flag the run (its generation records the same)."""
+    scratch = SpanFacts("mastra")
+    out, ok = json_attr(scratch, a.get("mastra.model_step.output"))
+    if not ok or not isinstance(out, dict) or not isinstance(out.get("text"), str):
+        return None
+    value, ok = json_attr(scratch, a.get("mastra.model_step.input"))
+    if ok and isinstance(value, dict):
+        value = value.get("messages")
+    system: list[str] = []
+    if ok and isinstance(value, list):  # only the system messages: the rest is summarised
+        sys_msgs = messages_from_any([m for m in value if isinstance(m, dict)
+                                      and m.get("role") in SYSTEM_ROLES])
+        system = [m.text for m in sys_msgs or [] if m.text]
+    return StepFact(out["text"], bool(out.get("toolCalls")), system)
 
 
 def _system_tags(msgs: list[NMessage] | None) -> dict[str, str]:

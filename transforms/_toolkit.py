@@ -36,6 +36,7 @@ __all__ = [
     "Parsed",
     "Placeholder",
     "SpanFacts",
+    "StepFact",
     "ToolFact",
     "ContextKeys",
     "Mark",
@@ -132,6 +133,17 @@ class ToolFact:
 
 
 @dataclass(slots=True)
+class StepFact:
+    """One step of a model call that spans several (a tool loop recorded as one generation,
+    each step a span of its own: Mastra's `agent_step`): the step's own output text, whether it
+    called tools, and the system messages of the step's own prompt (in order)."""
+
+    text: str
+    called_tools: bool = False
+    system: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class Mark:
     """What a span is, read without its content (the run roots need no more): its role and,
     for an agent span, the agent's identity. Every extractor starts its `SpanFacts` from
@@ -190,6 +202,7 @@ class SpanFacts:
             included (Pydantic AI `all_messages`): it stands in for model calls not seen.
         tool: the tool call a tool span executed.
         system_tags: tag per system-message text, when the convention names one.
+        step: on a step span of a model call that spans several steps, what that step says.
         continues: a model call that sent only the new messages of a server-held thread
             (the Anthropic tool runner): its history is on the earlier calls of the thread.
         stitched: the builder gave `model_input` that history back (so it is inferred).
@@ -214,6 +227,7 @@ class SpanFacts:
     transcript: list[NMessage] | None = None
     tool: ToolFact | None = None
     system_tags: dict[str, str] = field(default_factory=dict)
+    step: StepFact | None = None
     continues: bool = False
     stitched: bool = False
     truncated: bool = False

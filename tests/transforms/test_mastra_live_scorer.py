@@ -1,7 +1,7 @@
 """scorecar's runs from each Mastra capture against the runs a live Mastra scorer received for the
 same turns (`<scenario>.live_scorer_runs.json`, recorded by the capture driver's scorer on the
 agent): the same instructions, the same new input, the same tagged system messages under Mastra's
-own tags, the same history and answer.
+own tags (a retrying output processor's feedback included), the same history and answer.
 
 The one tag the OTel export cannot carry: Mastra files the per-call `system` option under
 `user-provided`; its text is the app's and the export drops the tag, so scorecar files it under
@@ -97,4 +97,18 @@ def test_the_live_runs_carry_mastras_tags() -> None:
     tags = {tag for s in SCENARIOS
             for turn in json.loads((MASTRA / f"{s}.live_scorer_runs.json").read_text("utf-8"))
             for tag in turn["run"]["input"]["taggedSystemMessages"]}
-    assert tags == {"memory", "user-provided"}
+    assert tags == {"memory", "user-provided", "processor-retry-feedback"}
+
+
+def test_a_retried_step_gives_the_accepted_answer_and_its_feedback() -> None:
+    # processor_retry: Mastra's export glues the rejected and the accepted answer in the agent's
+    # and the generation's output; the live scorer gets the accepted one and the feedback of the
+    # retried step (in that step's prompt only), and so does scorecar.
+    live = json.loads((MASTRA / "processor_retry.live_scorer_runs.json").read_text("utf-8"))
+    feedback = live[0]["run"]["input"]["taggedSystemMessages"]["processor-retry-feedback"]
+    runs, _ = runs_of(decode_file(MASTRA / "processor_retry.otlp.jsonl"))
+    run = runs[0]
+    assert [m.text for m in run.output] == ["It is 14°C and raining in Paris."]
+    assert [m.content for m in run.input.tagged_system_messages["processor-retry-feedback"]] == [
+        _text(m["content"]) for m in feedback]
+    assert "processor-retry-feedback" not in runs[1].input.tagged_system_messages

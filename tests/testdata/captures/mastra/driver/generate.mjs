@@ -22,7 +22,10 @@
 // follow-up answered from memory, turn 3 passes a per-call `system` option and calls
 // get_weather(Berlin). two_tools_and_a_failure (see ../../_common.py): turn 1 asks for Paris and
 // Berlin and the model calls get_weather for both in ONE step (parallel); Berlin's tool throws;
-// turn 2 calls get_weather(Rome) twice in sequence. `node generate.mjs <scenario>` runs one.
+// turn 2 calls get_weather(Rome) twice in sequence. processor_retry: an output processor rejects
+// the first answer of turn 1 once (abort(reason, { retry: true }), maxProcessorRetries 1) and
+// Mastra retries the step with the feedback as a system message (tag processor-retry-feedback).
+// `node generate.mjs <scenario>` runs one.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -134,6 +137,40 @@ const RECALL_TURNS = [
   { user: 'Where do I live?', thread: 'thread-ana-trip', steps: [{ text: 'You live in Paris.' }] },
 ];
 
+// processor_retry: an output processor (RETRY_PROCESSOR) rejects an answer in °F once with a
+// reason, and Mastra retries the step with "[Processor Feedback] Your previous response was not
+// accepted: <reason>. …" as a system message (tag processor-retry-feedback) in the retried step's
+// prompt. A step marked `rejected` is the answer the processor rejects: never the run's answer,
+// never remembered. Turn 2 (no rejection) gets turn 1 from memory: the accepted answer only.
+const RETRY_REASON = 'Answer in degrees Celsius';
+const RETRY_TURNS = [
+  {
+    user: 'What is the weather in Paris?',
+    steps: [
+      { text: null, toolCalls: [{ toolCallId: 'call_paris_1', toolName: 'get_weather', args: { city: 'Paris' } }] },
+      { text: 'It is 57°F and raining in Paris.', rejected: true },
+      { text: 'It is 14°C and raining in Paris.' },
+    ],
+  },
+  {
+    user: 'Should I take an umbrella?',
+    steps: [{ text: 'Yes, take an umbrella: it is raining in Paris.' }],
+  },
+];
+
+// The output processor of processor_retry: rejects a step whose text is in degrees Fahrenheit,
+// asking for a retry (Mastra retries up to the agent's maxProcessorRetries).
+const RETRY_PROCESSOR = {
+  id: 'celsius-guard',
+  name: 'Celsius guard',
+  processOutputStep({ text, abort, messages }) {
+    if (text && text.includes('°F')) abort(RETRY_REASON, { retry: true });
+    return messages; // unchanged (an empty list would clear the turn's messages)
+  },
+};
+const retryFeedback = (reason) =>
+  `[Processor Feedback] Your previous response was not accepted: ${reason}. Please try again with the feedback in mind.`;
+
 // A deterministic stand-in embedder (AI SDK EmbeddingModelV2): words hashed into 8 buckets.
 const EMBEDDER = {
   specificationVersion: 'v2',
@@ -243,7 +280,7 @@ function toolCallExpectation(c, result, errorText) {
 // assistant message that asked for the tool, with its result folded in, then the answer).
 function rememberedAfter(turn, results, errors = {}) {
   const out = [{ role: 'user', text: turn.user }];
-  for (const step of turn.steps) {
+  for (const step of turn.steps.filter((s) => !s.rejected)) {
     const calls = (step.toolCalls ?? []).map((c) => toolCallExpectation(c, results[c.toolCallId], errors[c.toolCallId]));
     const msg = { role: 'assistant', text: step.text ?? '' };
     if (calls.length) msg.toolCalls = calls;
@@ -385,7 +422,7 @@ function expectedTags(liveRun, index, turn, promptExtras) {
 
 // ---------------------------------------------------------------------------------- scenario
 
-async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, notes = null, failingCity = null, errorTexts = false, recall = false }) {
+async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, notes = null, failingCity = null, errorTexts = false, recall = false, retry = false }) {
   const TURNS = turns;
   const THREAD_ID = threadId;
   const capturePath = join(OUT, `${name}.otlp.jsonl`);
@@ -426,6 +463,7 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
     model: mock.model,
     tools: { get_weather: getWeather },
     memory,
+    ...(retry ? { outputProcessors: [RETRY_PROCESSOR], maxProcessorRetries: 1 } : {}),
     scorers: { liveRun: { scorer: live.scorer, sampling: { type: 'ratio', rate: 1 } } },
   });
   const exporter = new OtelExporter({
@@ -481,7 +519,12 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
     const liveRun = await live.next(index);
     liveRuns.push({ turn: index + 1, user: turn.user, run: liveRun });
     const finalText = turn.steps.at(-1).text;
-    if (text !== finalText) throw new Error(`turn ${index + 1}: agent answered ${JSON.stringify(text)}, script says ${JSON.stringify(finalText)}`);
+    const liveAnswer = (liveRun.output ?? []).filter((m) => m.role === 'assistant').map(dbText).join('');
+    if (liveAnswer !== finalText) throw new Error(`turn ${index + 1}: the live scorer got the answer ${JSON.stringify(liveAnswer)}, script says ${JSON.stringify(finalText)}`);
+    if (text !== finalText) {
+      if (!turn.steps.some((s) => s.rejected)) throw new Error(`turn ${index + 1}: agent answered ${JSON.stringify(text)}, script says ${JSON.stringify(finalText)}`);
+      console.log(`  turn ${index + 1}: agent answered ${JSON.stringify(text)} (the rejected step's text kept), the live scorer ${JSON.stringify(liveAnswer)}`);
+    }
 
     // What the model received on the first step of this turn.
     const view = promptView(mock.received[before]);
@@ -493,7 +536,15 @@ async function runScenario(name, { stream, turns = TURNS, threadId = THREAD_ID, 
       throw new Error('prompt mismatch');
     }
     if (view.system[0] !== INSTRUCTIONS) throw new Error(`turn ${index + 1}: first system message is not the instructions`);
+    // The first step's extra system messages, then any a later step of the turn adds (the
+    // feedback of a retried step), in the order they appear.
     const runtime = view.system.slice(1);
+    for (const prompt of mock.received.slice(before + 1)) {
+      for (const s of promptView(prompt).system.slice(1)) if (!runtime.includes(s)) runtime.push(s);
+    }
+    if (turn.steps.some((s) => s.rejected) && !runtime.includes(retryFeedback(RETRY_REASON))) {
+      throw new Error(`turn ${index + 1}: no retry feedback in the retried step's prompt: ${JSON.stringify(runtime).slice(0, 300)}`);
+    }
     if (turn.system && !runtime.includes(turn.system)) throw new Error(`turn ${index + 1}: per-call system option not in the prompt`);
     if (!runtime.some((s) => s.includes('working memory') || s.includes('WORKING_MEMORY'))) {
       console.warn(`turn ${index + 1}: no working-memory system message seen: ${JSON.stringify(runtime).slice(0, 200)}`);
@@ -611,6 +662,22 @@ const SCENARIOS = {
       'name), then the answer (three model steps). Turn 2 gets turn 1 from memory, the failed call included (checked ' +
       'against the prompt the mock model received). No lead-in texts: agent.generate().text concatenates all steps.',
   },
+};
+
+SCENARIOS.processor_retry = {
+  stream: false,
+  turns: RETRY_TURNS,
+  threadId: 'thread-retry',
+  retry: true,
+  notes:
+    'An output processor (celsius-guard, processOutputStep) rejects an answer in °F once: abort("' + RETRY_REASON + '", ' +
+    '{ retry: true }), the agent has maxProcessorRetries 1. Thread thread-retry, agent.generate() per turn, working ' +
+    'memory on. Turn 1 "What is the weather in Paris?": get_weather(Paris), then the answer "It is 57°F and raining in ' +
+    'Paris." which the processor rejects; Mastra retries that step with the system message "' + retryFeedback(RETRY_REASON) +
+    '" (tag processor-retry-feedback, as the live scorer received it: in the retried step\'s prompt only) and the model ' +
+    'answers "It is 14°C and raining in Paris." (the answer the live scorer received). Turn 2 "Should I take an ' +
+    'umbrella?" gets turn 1 from memory (the accepted answer only, checked against the prompt the mock received) and ' +
+    'is answered at once.',
 };
 
 const only = process.argv[2];
