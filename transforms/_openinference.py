@@ -161,7 +161,8 @@ def _rendered_calls(text: str) -> list[dict[str, Any]] | None:
     """The calls of a `Calling tools:\n[...]` message (a Python literal), else None."""
     try:
         calls = ast.literal_eval(text[len(_CALLS_PREFIX):].strip())
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # TypeError:
+        # an unhashable key or set member (`{[1]: 2}`) in a hostile or garbled message
         return None
     if not isinstance(calls, list) or not all(
             isinstance(c, dict) and isinstance(c.get("function"), dict) for c in calls):

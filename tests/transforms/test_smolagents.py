@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from scorers.types import Message, ScorerRun
 from tests.transforms._runs import checked_build_runs
 from tests.transforms._spans import new_span_id, span
@@ -195,14 +197,19 @@ def test_one_observation_per_parallel_call_in_call_id_order() -> None:
         ("call_a", {"city": "Paris"}, {"city": "Paris"})]
 
 
-def test_a_tool_call_memory_that_is_no_python_literal_stays_text() -> None:
+@pytest.mark.parametrize("rendered", [
+    "Calling tools:\n[<function get_weather at 0x7f>]",  # a repr, no literal
+    "Calling tools:\n[{[1]: 2}]",  # an unhashable key: literal_eval raises TypeError
+    "Calling tools:\n" + "[" * 5000,  # too deep for the parser
+])
+def test_a_tool_call_memory_that_is_no_python_literal_stays_text(rendered: str) -> None:
     root, s1 = new_span_id(), new_span_id()
     memory = [("system", SYSTEM), ("user", f"New task:\n{QUESTION}"),
-              ("tool-call", "Calling tools:\n[<function get_weather at 0x7f>]"),
+              ("tool-call", rendered),
               ("user", f"New task:\n{FOLLOW_UP}")]
     steps = [span("Step 1", {"openinference.span.kind": "CHAIN"}, span_id=s1, parent=root,
                   start=100, end=500, scope=SCOPE),
              _llm(s1, 110, memory, None, [("call_f", "final_answer", {"answer": ANSWER2})])]
     [run] = _runs(_agent(FOLLOW_UP, ANSWER2, steps, root, 0, "4" * 32))
     assert [(m.role, m.text) for m in run.input.remembered_messages] == [
-        ("user", QUESTION), ("assistant", "Calling tools:\n[<function get_weather at 0x7f>]")]
+        ("user", QUESTION), ("assistant", rendered)]
