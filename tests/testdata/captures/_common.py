@@ -14,7 +14,9 @@ driver itself sent and received (the ``Turn`` records), never from scorecar.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -268,3 +270,19 @@ def summarize_capture(path: Path) -> str:
             for sl in rl.get("scopeLogs", []):
                 logs += len(sl.get("logRecords", []))
     return f"{path.name}: {lines} requests, {spans} spans, {logs} log records, {path.stat().st_size} bytes"
+
+
+def run_scenarios(driver: str, scenarios: Iterable[str], run_scenario: Callable[[str], Any]) -> int:
+    """A driver's entry point: with a scenario named on the command line, run it here; without,
+    run every scenario in its own fresh interpreter (`python <driver> <scenario>`), so no
+    instrumentation, global provider or env-read-at-import setting leaks between scenarios.
+
+    Returns:
+        The process exit status (a failing scenario raises instead).
+    """
+    if len(sys.argv) > 1:
+        run_scenario(sys.argv[1])
+        return 0
+    for name in scenarios:
+        subprocess.run([sys.executable, driver, name], check=True)
+    return 0

@@ -26,7 +26,6 @@ Each scenario runs in a fresh subprocess (instrumentors are process-global).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -56,6 +55,7 @@ from _common import (
     get_weather,
     get_weather_or_fail,
     otel_providers,
+    run_scenarios,
     summarize_capture,
     write_expected,
     write_requests,
@@ -517,15 +517,5 @@ def expectations(name: str, spec: dict[str, Any], turns: list[Turn],
     return runs, notes
 
 
-def main() -> int:
-    """Run every scenario (or the one named in argv) in its own subprocess."""
-    if len(sys.argv) > 1:
-        run_scenario(sys.argv[1])
-        return 0
-    for name in SCENARIOS:
-        subprocess.run([sys.executable, __file__, name], check=True)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_scenarios(__file__, SCENARIOS, run_scenario))

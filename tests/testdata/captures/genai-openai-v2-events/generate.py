@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from importlib.metadata import version
@@ -36,6 +35,7 @@ from _common import (
     SYSTEM_PROMPT,
     agent_run_expectation,
     otel_providers,
+    run_scenarios,
     summarize_capture,
     write_expected,
 )
@@ -179,15 +179,5 @@ def run_scenario(name: str) -> None:
     print(summarize_capture(capture_path))
 
 
-def main() -> int:
-    """Run every scenario (or the one named in argv) in its own subprocess."""
-    if len(sys.argv) > 1:
-        run_scenario(sys.argv[1])
-        return 0
-    for name in SCENARIOS:
-        subprocess.run([sys.executable, __file__, name], check=True)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_scenarios(__file__, SCENARIOS, run_scenario))

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -46,6 +45,7 @@ from _common import (
     agent_run_expectation,
     get_weather,
     otel_providers,
+    run_scenarios,
     summarize_capture,
     write_expected,
 )
@@ -185,15 +185,5 @@ def run_scenario(name: str) -> None:
     print(summarize_capture(capture_path))
 
 
-def main() -> int:
-    """Run every scenario (or the one named in argv) in its own subprocess."""
-    if len(sys.argv) > 1:
-        run_scenario(sys.argv[1])
-        return 0
-    for name in SCENARIOS:
-        subprocess.run([sys.executable, __file__, name], check=True)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_scenarios(__file__, SCENARIOS, run_scenario))

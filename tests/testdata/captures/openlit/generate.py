@@ -20,7 +20,6 @@ Each scenario runs in a fresh subprocess (openlit and the providers are process-
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -43,6 +42,7 @@ from _common import (
     Turn,
     get_weather,
     otel_providers,
+    run_scenarios,
     summarize_capture,
     write_expected,
 )
@@ -227,15 +227,5 @@ def expectations(spec: dict[str, Any], turns: list[Turn]) -> tuple[list[dict[str
     return runs, notes
 
 
-def main() -> int:
-    """Run every scenario (or the one named in argv) in its own subprocess."""
-    if len(sys.argv) > 1:
-        run_scenario(sys.argv[1])
-        return 0
-    for name in SCENARIOS:
-        subprocess.run([sys.executable, __file__, name], check=True)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_scenarios(__file__, SCENARIOS, run_scenario))

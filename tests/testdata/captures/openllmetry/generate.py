@@ -27,7 +27,6 @@ Each scenario runs in a fresh subprocess (``Traceloop.init`` is once per process
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -47,6 +46,7 @@ from _common import (
     agent_run_expectation,
     get_weather,
     get_weather_or_fail,
+    run_scenarios,
     summarize_capture,
     write_expected,
     write_requests,
@@ -317,15 +317,5 @@ def multi_notes(spec: dict[str, Any], turns: list[Turn], sent: list[Any]) -> str
     )
 
 
-def main() -> int:
-    """Run every scenario (or the one named in argv) in its own subprocess."""
-    if len(sys.argv) > 1:
-        run_scenario(sys.argv[1])
-        return 0
-    for name in SCENARIOS:
-        subprocess.run([sys.executable, __file__, name], check=True)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_scenarios(__file__, SCENARIOS, run_scenario))

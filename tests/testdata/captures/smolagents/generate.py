@@ -29,7 +29,6 @@ venv that made the committed captures)::
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -59,6 +58,7 @@ from _common import (
     get_weather,
     get_weather_or_fail,
     otel_providers,
+    run_scenarios,
     summarize_capture,
     write_expected,
     write_requests,
@@ -321,15 +321,5 @@ def run_scenario(name: str) -> None:
     print(summarize_capture(capture_path))
 
 
-def main() -> int:
-    """Run every scenario (or the one named in argv) in its own subprocess."""
-    if len(sys.argv) > 1:
-        run_scenario(sys.argv[1])
-        return 0
-    for name in SCENARIOS:
-        subprocess.run([sys.executable, __file__, name], check=True)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_scenarios(__file__, SCENARIOS, run_scenario))

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -56,6 +55,7 @@ from _common import (
     agent_run_expectation,
     get_weather,
     get_weather_or_fail,
+    run_scenarios,
     summarize_capture,
     write_expected,
     write_requests,
@@ -307,15 +307,5 @@ def notes_for(spec: dict[str, Any], multi: bool) -> str:
     return notes
 
 
-def main() -> int:
-    """Run every scenario (or the one named in argv) in its own subprocess."""
-    if len(sys.argv) > 1:
-        run_scenario(sys.argv[1])
-        return 0
-    for name in SCENARIOS:
-        subprocess.run([sys.executable, __file__, name], check=True)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_scenarios(__file__, SCENARIOS, run_scenario))
