@@ -108,7 +108,7 @@ class Sidecar:
         self.assembly = Assembly(quiet_period=a.quiet_period, max_wait=a.max_wait,
                                  max_pending_spans=a.max_pending_spans,
                                  max_traces=a.max_traces, rescore_late=a.rescore_late,
-                                 metrics=self.metrics)
+                                 metrics=self.metrics, log_wait=a.log_wait)
         self.ingest = Ingest(self.spanlog, self.assembly, self.metrics, capacity=self._capacity)
         # Pass-through (collector.forward): the receivers hand each request to the scoring
         # path, then to the forwarder's bounded queue (never waiting on it).

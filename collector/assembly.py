@@ -6,7 +6,9 @@ the ended copy wins); `poll()` hands over the traces that are ready:
 - **quiet**: no new span for `quiet_period`, at least one run root (`transforms.run_roots`),
   and every run root has ended and is complete (all its ancestors arrived — an inner model
   call is not scored as a bare run while its agent span is still open). Run roots are
-  computed once per quiet period after the trace last changed, never on every poll.
+  computed once per quiet period after the trace last changed, never on every poll. When
+  a run's model calls carry no content of their own (content sent as log records), the trace
+  waits up to `log_wait` more for them; their arrival re-checks it at once.
 - **max_wait**: the trace's first span arrived `max_wait` ago; whatever is there is used
   (also for traces with no run root at all, so the run builder counts why: `not_genai`, …).
 
@@ -153,15 +155,19 @@ class Assembly:
         metrics: where the counters and the `traces_pending` gauge live.
         clock: monotonic seconds (injected by tests).
         late_window: seconds a handed-over trace is remembered for late spans.
+        log_wait: seconds past the quiet period that a trace whose run's model calls carry no
+            content of their own waits for its log records (0: never).
     """
 
     def __init__(self, *, quiet_period: float = 1.0, max_wait: float = 30.0,
                  max_pending_spans: int = 200_000, max_traces: int = 20_000,
                  rescore_late: bool = False, metrics: Metrics,
                  clock: Callable[[], float] = time.monotonic,
-                 late_window: float = 300.0) -> None:
-        if quiet_period < 0 or max_wait < 0 or max_pending_spans < 1 or max_traces < 1:
+                 late_window: float = 300.0, log_wait: float = 0.0) -> None:
+        if quiet_period < 0 or max_wait < 0 or max_pending_spans < 1 or max_traces < 1 \
+                or log_wait < 0:
             raise ValueError("assembly bounds must be positive")
+        self.log_wait = log_wait
         self.quiet_period = quiet_period
         self.max_wait = max_wait
         self.max_pending_spans = max_pending_spans
@@ -181,7 +187,7 @@ class Assembly:
         self.stats: Counter[str] = Counter()
         """Every decision, for logs and tests: `spans`, `logs`, `duplicate`, `late`,
         `late_not_rescored`, `evicted_traces`, `evicted`, `ready_quiet`, `ready_max_wait`,
-        `rebuilds`, `roots_checked`."""
+        `rebuilds`, `roots_checked`, `awaiting_logs`."""
 
     # ------------------------------------------------------------------ state
 
@@ -447,21 +453,33 @@ class Assembly:
                 continue  # handed over or evicted already
             if version is None:
                 ready.append(self._hand_over(tid, buf, "max_wait", now))
-            elif version == buf.version and self._roots_done(buf):
+            elif version == buf.version and self._roots_done(buf, now):
                 ready.append(self._hand_over(tid, buf, "quiet", now))
-            # else: changed since (a later deadline exists), or a run root is still open:
-            # wait for the next change or for max_wait.
+            # else: changed since (a later deadline exists), a run root is still open, or its
+            # content may still come as log records: wait for the next change, for the
+            # log_wait deadline, or for max_wait.
         if ready:
             self._forget(now)
             self._metrics.traces_pending.set(len(self._buffers))
         return ready
 
-    def _roots_done(self, buf: _Buffer) -> bool:
+    def _roots_done(self, buf: _Buffer, now: float) -> bool:
         self.stats["roots_checked"] += 1
         roots = run_roots(Trace(buf.trace_id, list(buf.spans.values()), buf.logs))
         if buf.rebuild:
             roots = [r for r in roots if r.span_id in self._touched_roots(buf, roots)]
-        return bool(roots) and all(r.ended and r.complete for r in roots)
+        if not roots or not all(r.ended and r.complete for r in roots):
+            return False
+        if self.log_wait and any(r.awaits_content for r in roots):
+            # Model calls without content of their own: their log records may still be on
+            # their way (the SDK's log and span processors export apart). Wait for them up to
+            # log_wait past the quiet period; a change (the records) re-checks sooner.
+            until = buf.last + self.quiet_period + self.log_wait
+            if now < until:
+                self.stats["awaiting_logs"] += 1
+                self._push(until, buf, buf.version)
+                return False
+        return True
 
     @staticmethod
     def _touched_roots(buf: _Buffer, roots: Iterable[Any]) -> frozenset[str]:

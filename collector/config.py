@@ -329,6 +329,9 @@ class AssemblyConfig(_Model):
         rescore_late: a span arriving after its trace was scored re-scores it (same score ids).
         build_processes: worker processes that turn ready traces into runs (null: the cores
             beyond two, at most four; 0: a thread of the main process).
+        log_wait: seconds past the quiet period that a run whose model calls carry no content
+            of their own waits for its log records (OTel GenAI's event mode), so that it is
+            scored once, whole; runs with content never wait for it.
     """
 
     quiet_period: Seconds = Field(default=1.0, ge=0)
@@ -337,6 +340,7 @@ class AssemblyConfig(_Model):
     max_traces: Count = Field(default=20_000, ge=1)
     rescore_late: bool = False
     build_processes: int | None = Field(default=None, ge=0, le=64)
+    log_wait: Seconds = Field(default=5.0, ge=0)
 
     @field_validator("max_wait")
     @classmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from transforms._calls import has_usage, made_call
+from transforms._calls import has_content, has_usage, made_call
 from transforms._detection import extract_span, mark_span
 from transforms._input import clean_spans, spans_with_events
 from transforms._toolkit import Mark
@@ -30,11 +30,15 @@ class RunRoot:
         ended: the span carries an end time.
         complete: every ancestor of the span named by a parent id is in the trace (False
             while an enclosing span, possibly the real agent span, has not arrived yet).
+        awaits_content: the run has model calls and none of them carries content of its own
+            (no messages in attributes, span events or log records yet): its content may come
+            as log records still in flight (OTel GenAI's event mode), or was not captured.
     """
 
     span_id: str
     ended: bool
     complete: bool
+    awaits_content: bool = False
 
 
 def run_roots(trace: Trace) -> list[RunRoot]:
@@ -69,10 +73,44 @@ def run_roots(trace: Trace) -> list[RunRoot]:
         return f is None or (f.root_input is None and f.root_output is None)
 
     calls = _Calls(spans, candidates, with_events)
-    owned = select_roots(build_tree(spans, scratch), marks, calls, is_empty, scratch, spans)
+    tree = build_tree(spans, scratch)
+    owned = select_roots(tree, marks, calls, is_empty, scratch, spans)
     roots = [spans[sid] for sid in owned]
     roots.sort(key=lambda s: (_started(s), s.span_id))
-    return [RunRoot(s.span_id, bool(s.end_time_unix_nano), _complete(s, spans)) for s in roots]
+    return [RunRoot(s.span_id, bool(s.end_time_unix_nano), _complete(s, spans),
+                    _awaits_content(s.span_id, tree.children, candidates, with_events, spans))
+            for s in roots]
+
+
+def _awaits_content(root: str, children: dict[str, list[str]], candidates: set[str],
+                    with_events: set[str], spans: dict[str, Span]) -> bool:
+    """Whether the run under `root` has model calls and lacks the input or the output content
+    of all of them: no span events or log records joined to any, and no text or tool call in
+    their attributes on that side (role skeletons and finish reasons are no content; some
+    instrumentations put the output on the span and the input in log records). Stops as soon
+    as both sides are seen."""
+    calls = 0
+    seen_input = seen_output = False
+    stack = [root]
+    while stack:
+        sid = stack.pop()
+        stack.extend(children.get(sid, ()))
+        if sid not in candidates:
+            continue
+        if sid in with_events:
+            return False
+        try:
+            f = extract_span(spans[sid])
+        except Exception:  # noqa: BLE001 - as build_runs: an unreadable span says nothing
+            continue
+        if f is None:
+            continue
+        calls += 1
+        seen_input = seen_input or bool(f.cut_input) or has_content(f.model_input)
+        seen_output = seen_output or bool(f.cut_output) or has_content(f.model_output)
+        if seen_input and seen_output:
+            return False
+    return calls > 0
 
 
 class _Calls:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 from collector.assembly import Assembly
 from exporters.prometheus import Metrics
@@ -298,3 +299,83 @@ def test_readiness_does_not_rebuild_on_every_poll() -> None:
         clock.at(step * 0.5)
         assert asm.poll() == []
     assert asm.stats["roots_checked"] == 200
+
+
+# --------------------------------------------------------------------------- log_wait
+
+EVENTS_CAPTURE = (Path(__file__).resolve().parents[1] / "testdata" / "captures"
+                  / "genai-openai-v2-events" / "two_turns_tool.otlp.jsonl")
+
+
+def _events_capture() -> tuple[list[Span], list[LogEvent]]:
+    from collector.inspect import read_otlp_file
+
+    decoded = read_otlp_file(EVENTS_CAPTURE)
+    assert decoded.spans and decoded.logs
+    return decoded.spans, decoded.logs
+
+
+def _inputs(trace_spans: list[Span], logs: list[LogEvent], trace_id: str) -> list[object]:
+    from transforms import Trace
+
+    runs = build_runs(Trace(trace_id, trace_spans, logs)).runs
+    return [r.input.model_dump(mode="json", by_alias=True) for r in runs]
+
+
+def test_content_in_log_records_sent_after_the_spans_is_waited_for() -> None:
+    """OTel GenAI's event mode: the model calls carry no content, their log records come 2 s
+    after the spans (the SDK's log processor exports apart). The trace is not handed over
+    without them, and is handed over as soon as they are there (one quiet period later)."""
+    spans, logs = _events_capture()
+    clock = Clock()
+    asm, _ = make(clock, log_wait=5.0)
+    asm.add(spans, [], 1)
+    clock.at(1.5)
+    assert asm.poll() == []
+    assert asm.stats["awaiting_logs"] >= 1
+    clock.at(2.0)
+    asm.add([], logs, 2)
+    clock.at(2.5)
+    assert asm.poll() == []  # a quiet period after the records
+    clock.at(3.01)
+    ready = asm.poll()
+    assert ready and all(r.reason == "quiet" for r in ready)
+    for r in ready:
+        whole = [lg for lg in logs if lg.trace_id == r.trace.trace_id]
+        got = _inputs(r.trace.spans, r.trace.logs, r.trace.trace_id)
+        assert got == _inputs([s for s in spans if s.trace_id == r.trace.trace_id], whole,
+                              r.trace.trace_id)
+        assert all(i["inputMessages"] for i in got)  # type: ignore[index]
+
+
+def test_content_that_never_comes_is_waited_for_log_wait_only() -> None:
+    spans, _ = _events_capture()
+    clock = Clock()
+    asm, _ = make(clock, log_wait=5.0)
+    asm.add(spans, [], 1)
+    clock.at(5.9)
+    assert asm.poll() == []
+    assert asm.next_deadline() == 106.0  # quiet period + log_wait after the last arrival
+    clock.at(6.0)
+    ready = asm.poll()
+    assert ready and all(r.reason == "quiet" for r in ready)
+    assert asm.pending_traces == 0
+
+
+def test_runs_with_content_of_their_own_never_wait_for_logs() -> None:
+    clock = Clock()
+    asm, _ = make(clock, log_wait=5.0)
+    asm.add([chat(), agent()], [], 1)
+    clock.at(1.0)
+    [ready] = asm.poll()
+    assert ready.reason == "quiet"
+    assert asm.stats["awaiting_logs"] == 0
+
+
+def test_log_wait_off_hands_content_free_runs_over_after_the_quiet_period() -> None:
+    spans, _ = _events_capture()
+    clock = Clock()
+    asm, _ = make(clock)  # log_wait 0, the constructor's default
+    asm.add(spans, [], 1)
+    clock.at(1.0)
+    assert asm.poll()
