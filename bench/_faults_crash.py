@@ -42,7 +42,7 @@ def agent_runs(n: int, rng: random.Random, *, unique_text: bool = False) -> list
     `unique_text` also makes every copy's content unique ("Paris" → "Paris-<k>"), so two
     copies never ask a judge the same thing.
     """
-    from collector.inspect import read_otlp_file
+    from collector.cli import read_otlp_file
 
     spans = read_otlp_file(ROOT / "examples" / "traces" / "weather-agent.otlp.jsonl").spans
     out = []
@@ -71,7 +71,7 @@ def request_body(spans: list[Any]) -> bytes:
     """One serialized `ExportTraceServiceRequest` holding `spans` (timestamps kept)."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    from collector.replay import to_readable_spans
+    from collector.cli import to_readable_spans
 
     return bytes(encode_spans(to_readable_spans(spans)).SerializeToString())
 

@@ -67,7 +67,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
     ExportTraceServiceResponse,
 )
 
-from collector.ingest import decode_body  # noqa: E402
+from collector.intake._ingest import decode_body  # noqa: E402
+from collector.intake._ports import BodyKind  # noqa: E402
 from collector.otlp import (  # noqa: E402
     Decoded,
     decode_json_bytes,
@@ -75,9 +76,8 @@ from collector.otlp import (  # noqa: E402
     decode_traces_protobuf,
     scan_traces_protobuf,
 )
-from collector.ports import BodyKind  # noqa: E402
 from collector.receivers import GrpcReceiver, HttpReceiver  # noqa: E402
-from collector.receivers._ingest import Refused, ingest  # noqa: E402
+from collector.receivers._request import Refused, ingest  # noqa: E402
 from exporters.prometheus import Metrics  # noqa: E402
 from transforms import Reason, Span, Trace, build_runs, group_traces  # noqa: E402
 from transforms.types import LogEvent  # noqa: E402
@@ -590,7 +590,7 @@ def check_runs(spans: list[Span], logs: list[LogEvent]) -> None:
         stray = [k for k in built.reasons if not isinstance(k, Reason)]
         assert not stray, f"reason codes outside transforms.Reason: {stray}"
         for run in built.runs:
-            run.model_dump_json(by_alias=True)  # the queue stores runs so (collector/queue.py)
+            run.model_dump_json(by_alias=True)  # the queue stores runs so (collector/scoring/queue/_queue.py)
 
 
 class CheckingSink:
@@ -719,7 +719,7 @@ _VALUE_JUNK: st.SearchStrategy[Any] = st.one_of(
                      # lone surrogates arrive as JSON escapes inside text (decoders replace
                      # them in OTLP/JSON bodies themselves)
                      '[{"role": "user", "content": "a\\ud800"}]', '"\\udfff x"']),
-    # Values nest at most 64 deep out of the decoders (collector.otlp.MAX_VALUE_DEPTH); JSON text
+    # Values nest at most 64 deep out of the decoders (collector.otlp._decode.MAX_VALUE_DEPTH); JSON text
     # inside a string nests as deep as it likes.
     st.integers(40, 66).map(_deep), st.integers(40, 400).map(lambda n: "[" * n + "]" * n))
 

@@ -96,7 +96,7 @@ def _serve_config(tmp: Path, base_url: str, max_retries: int, cap: float) -> dic
 
 
 def _send(serve: Any, batches: list[list[Any]]) -> None:
-    from collector.replay import otlp_span_exporter, send_spans
+    from collector.cli import otlp_span_exporter, send_spans
 
     exporter = otlp_span_exporter(serve.grpc_endpoint, "grpc", timeout=10)
     try:

@@ -124,8 +124,7 @@ def _proc_status(pid: int) -> dict[str, float]:
 
 def _templates() -> list[list[Any]]:
     """The demo captures (one per instrumentation library), as lists of spans per trace."""
-    from collector.inspect import read_otlp_file
-    from collector.replay import demo_trace_files
+    from collector.cli import demo_trace_files, read_otlp_file
     from transforms import group_traces
 
     return [list(t.spans) for f in demo_trace_files()
@@ -194,7 +193,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def bench_judge(latency: float, concurrency: int, seconds: float) -> dict[str, Any]:
     """Judge calls/s of `scorecar serve` against a judge answering after `latency` seconds."""
-    from collector.replay import otlp_span_exporter, to_readable_spans
+    from collector.cli import otlp_span_exporter, to_readable_spans
     from tests.fakes.fake_anthropic import FakeAnthropic
 
     templates = _templates()
@@ -303,7 +302,7 @@ class _Backend:
 
 def bench_lag(quiet: float, rate: float, seconds: float) -> dict[str, Any]:
     """Agent span end -> evaluation span at the OTLP backend, for a code scorer."""
-    from collector.replay import otlp_span_exporter, to_readable_spans
+    from collector.cli import otlp_span_exporter, to_readable_spans
 
     templates = [(t, _runs_of(t)) for t in _templates()]
     rng = random.Random(2)
@@ -368,7 +367,7 @@ def _request_template() -> tuple[Any, int]:
     Trace ids are 8 zero bytes and a per-trace counter: each send replaces the zero bytes."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    from collector.replay import to_readable_spans
+    from collector.cli import to_readable_spans
 
     templates = [(t, len(_runs_of(t))) for t in _templates()]
     spans: list[Any] = []

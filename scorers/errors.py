@@ -11,7 +11,7 @@ ScorecarError                 retryable = False, retry_after = None
 │  ├─ JudgeRequestError       the provider refused the request itself (400, 404, 413, 422 …)
 │  └─ JudgeParseError         the judge's reply did not parse or validate, fallback included
 ├─ ExportError                a score sink refused or failed (retryable= says whether to resend)
-└─ collector.inspect.UnreadableInputError   `scorecar inspect` cannot read a file
+└─ collector.cli._inspect.UnreadableInputError   `scorecar inspect` cannot read a file
 ```
 
 Judge providers raise the `Judge…Error`s themselves, with the provider's own error (e.g. the

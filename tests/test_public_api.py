@@ -146,7 +146,7 @@ def test_the_sdk_of_the_judge_loads_only_when_a_judge_is_called() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, collector.app, collector.cli, scorers, scorers.builtin; "
+    code = ("import sys, collector.service, collector.cli, scorers, scorers.builtin; "
             "from scorers.builtin import get_builtin; get_builtin('completeness'); "
             "print('anthropic' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

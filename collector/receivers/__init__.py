@@ -1,5 +1,5 @@
 """OTLP receivers (DESIGN §6): gRPC and HTTP front ends that decode export requests and hand
-them to a `collector.ports.SpanSink`.
+them to a `collector.intake.SpanSink`.
 
 Both answer what the OTLP specification asks: partial success for spans with bad ids, a
 size limit of their own (`RESOURCE_EXHAUSTED` / 413), malformed bodies refused with a

@@ -18,7 +18,7 @@ from aiolimiter import AsyncLimiter
 from pydantic import SecretStr
 
 from collector.config import TlsConfig
-from collector.receivers._ingest import refuse
+from collector.receivers._request import refuse
 from exporters.prometheus import Metrics
 
 __all__ = ["Guard", "grpc_peer_host", "server_ssl_context"]

@@ -41,8 +41,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from pydantic import SecretStr
 
 from collector.config import TlsConfig
-from collector.ports import BodyKind, SpanSink
-from collector.receivers._ingest import Refused, ingest, refuse
+from collector.intake import BodyKind, SpanSink
+from collector.receivers._request import Refused, ingest, refuse
 from collector.receivers._security import Guard, grpc_peer_host
 from exporters.prometheus import Metrics
 

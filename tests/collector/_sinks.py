@@ -12,9 +12,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from collector.ingest import decode_body
+from collector.intake import BodyKind, Overloaded, decode_body
 from collector.otlp import Decoded
-from collector.ports import BodyKind, Overloaded
 from transforms.types import LogEvent, Span
 
 

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from collector.assembly import Assembly
+from collector.intake import Assembly
 from exporters.prometheus import Metrics
 from transforms import LogEvent, Span, build_runs, run_roots
 
@@ -308,7 +308,7 @@ EVENTS_CAPTURE = (Path(__file__).resolve().parents[1] / "testdata" / "captures"
 
 
 def _events_capture() -> tuple[list[Span], list[LogEvent]]:
-    from collector.inspect import read_otlp_file
+    from collector.cli import read_otlp_file
 
     decoded = read_otlp_file(EVENTS_CAPTURE)
     assert decoded.spans and decoded.logs

@@ -11,10 +11,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from collector.buildpool import BuildPool
-from collector.inspect import read_otlp_file
-from collector.specs import RunFilter
-from collector.workers import Selection
+from collector.cli import read_otlp_file
+from collector.scoring import BuildPool, RunFilter, Selection
 from scorers.sampling import NoSampling, RatioSampling
 from transforms import group_traces
 
@@ -65,7 +63,7 @@ def test_build_processes_exit_when_the_sidecar_is_killed(tmp_path: Path) -> None
     script.write_text(textwrap.dedent(f"""
         import asyncio, sys
         sys.path.insert(0, {str(ROOT)!r})
-        from collector.buildpool import BuildPool
+        from collector.scoring import BuildPool
 
         async def main():
             pool = BuildPool([], processes=2)
@@ -100,7 +98,7 @@ def test_build_processes_exit_when_the_sidecar_is_killed(tmp_path: Path) -> None
 
 
 async def test_a_trace_that_cannot_be_built_never_costs_the_others(monkeypatch) -> None:
-    import collector.buildpool as bp
+    import collector.scoring._build as bp
 
     traces = _traces()[:3]
     real = bp.build_plan

@@ -25,7 +25,7 @@ from collector.config import (
     config_to_masked_dict,
     load_config,
 )
-from collector.specs import RunFilter
+from collector.scoring import RunFilter
 from scorers import (
     AgentRunInput,
     ConfigError,

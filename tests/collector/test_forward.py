@@ -1,4 +1,4 @@
-"""Pass-through (`collector.forward`) against a real OTLP backend over gRPC and HTTP: agents'
+"""Pass-through (`collector.forward._forwarder`) against a real OTLP backend over gRPC and HTTP: agents'
 requests arrive unchanged, outages are ridden out within the queue bound, servers' delays are
 honoured, and every drop is counted by reason."""
 

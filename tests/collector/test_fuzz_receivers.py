@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from bench import _faults_fuzz as fz
+from collector.intake import BodyKind
 from collector.otlp import decode_json_bytes
-from collector.ports import BodyKind
 
 CI = settings(deadline=None, database=None, derandomize=True, phases=[Phase.generate, Phase.shrink],
               suppress_health_check=list(HealthCheck))

@@ -16,12 +16,17 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from collector.assembly import Assembly
-from collector.ingest import Ingest, decode_body
-from collector.inspect import read_otlp_file
+from collector.cli import read_otlp_file
+from collector.intake import (
+    Assembly,
+    BodyKind,
+    Ingest,
+    MemorySpanLog,
+    Overloaded,
+    SpanLog,
+    decode_body,
+)
 from collector.otlp import Decoded
-from collector.ports import BodyKind, Overloaded
-from collector.spanlog import MemorySpanLog, SpanLog
 from exporters.prometheus import Metrics
 from transforms import build_runs, group_traces
 

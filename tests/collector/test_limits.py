@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from collector.limits import LimitedProvider, TokenBudget, estimate_tokens
+from collector.scoring import LimitedProvider, TokenBudget, estimate_tokens
 from exporters.prometheus import Metrics
 from scorers import JudgeReply, JudgeRequest
 from scorers.judge import default_provider

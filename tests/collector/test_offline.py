@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from collector.inspect import inspect_files
+from collector.cli import inspect_files
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "traces" / "weather-agent.otlp.jsonl"

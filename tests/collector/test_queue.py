@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from collector.queue import Job, JobQueue, MemoryQueue, QueueFull, SqliteQueue, job_for
+from collector.scoring import (
+    Job,
+    JobQueue,
+    MemoryQueue,
+    QueueFull,
+    SqliteQueue,
+    job_for,
+)
 from scorers import RunTarget, ScorerRun
 from scorers.types import run_id_for, score_id_for
 

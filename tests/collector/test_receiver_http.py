@@ -22,8 +22,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 from opentelemetry.sdk._logs.export import LogRecordExportResult
 from opentelemetry.sdk.trace.export import SpanExportResult
 
+from collector.intake import Overloaded
 from collector.otlp import decode_json_bytes, decode_traces_protobuf
-from collector.ports import Overloaded
 from collector.receivers import HttpReceiver
 from exporters.prometheus import Metrics
 from tests.collector._sinks import RecordingSink, make_logs, make_spans

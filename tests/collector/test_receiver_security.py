@@ -28,9 +28,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from collector.config import ReceiverAuthConfig, TlsConfig, load_config, render_effective_config
+from collector.config import (
+    ReceiverAuthConfig,
+    TlsConfig,
+    load_config,
+    render_effective_config,
+)
+from collector.intake import BodyKind
 from collector.otlp import Decoded
-from collector.ports import BodyKind
 from collector.receivers import GrpcReceiver, HttpReceiver
 from exporters.prometheus import Metrics
 from scorers.errors import ConfigError
@@ -455,7 +460,7 @@ receivers:
 
 async def test_serve_config_turns_on_tls_and_auth(certs: Certs, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from collector.app import Sidecar
+    from collector.service import Sidecar
 
     config = tmp_path / "scorecar.yaml"
     config.write_text(f"""

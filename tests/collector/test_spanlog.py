@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from collector.ports import Overloaded
-from collector.spanlog import HEADER, MemorySpanLog, SpanLog
+from collector.intake import Overloaded
+from collector.intake._spanlog import HEADER, MemorySpanLog, SpanLog
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -175,8 +175,8 @@ def test_unwritable_directory_refuses(tmp_path: Path) -> None:
 _FSIZE_SCRIPT = """
 import json, resource, signal, sys
 from pathlib import Path
-from collector.ports import Overloaded
-from collector.spanlog import SpanLog
+from collector.intake import Overloaded
+from collector.intake import SpanLog
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of being killed
 log = SpanLog(Path(sys.argv[1]))
 limit = 10_000

@@ -19,10 +19,19 @@ from typing import Any
 
 import pytest
 
-from collector.limits import LimitedProvider, TokenBudget
-from collector.queue import JobQueue, MemoryQueue, QueueFull, SqliteQueue, job_for
-from collector.specs import RunFilter, ScorerSpec
-from collector.workers import Scheduler, WorkerPool
+from collector.scoring import (
+    JobQueue,
+    LimitedProvider,
+    MemoryQueue,
+    QueueFull,
+    RunFilter,
+    Scheduler,
+    ScorerSpec,
+    SqliteQueue,
+    TokenBudget,
+    WorkerPool,
+    job_for,
+)
 from exporters.prometheus import Metrics
 from scorers import (
     Judge,
@@ -297,7 +306,7 @@ async def test_judge_401_fails_without_retry_and_is_reported_once(
     metrics = Metrics()
     provider = LimitedProvider(default_provider(), metrics=metrics)
     sink = RecordingSink()
-    with caplog.at_level(logging.ERROR, logger="collector.workers"):
+    with caplog.at_level(logging.ERROR, logger="collector.scoring._workers"):
         await run_pool([ScorerSpec(judge_scorer(fake_anthropic))],
                        [make_run(i) for i in range(3)], [sink], metrics=metrics,
                        provider=provider)
@@ -317,9 +326,9 @@ CHILD = textwrap.dedent("""
     from datetime import UTC, datetime
     from pathlib import Path
 
-    from collector.queue import SqliteQueue
-    from collector.specs import ScorerSpec
-    from collector.workers import Scheduler, WorkerPool
+    from collector.scoring import SqliteQueue
+    from collector.scoring import ScorerSpec
+    from collector.scoring import Scheduler, WorkerPool
     from exporters.prometheus import Metrics
     from scorers import RunTarget, ScorerRun, create_scorer
     from scorers.types import run_id_for

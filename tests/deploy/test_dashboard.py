@@ -357,8 +357,7 @@ def _send_round(demo: DemoProcess, *, fresh_traces: bool) -> int:
     """Send traffic a real agent fleet would: (when `fresh_traces`) the demo's captures under
     new trace ids, then one batch again unchanged (an exporter retrying: duplicates) and one
     malformed OTLP/HTTP request (refused). Returns how many new agent traces were sent."""
-    from collector.inspect import read_otlp_file
-    from collector.replay import demo_trace_files, otlp_span_exporter, send_spans
+    from collector.cli import demo_trace_files, otlp_span_exporter, read_otlp_file, send_spans
 
     files = demo_trace_files()
     exporter = otlp_span_exporter(f"127.0.0.1:{demo.grpc_port}", "grpc")

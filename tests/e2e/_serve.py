@@ -214,7 +214,7 @@ def export_or_die(serve: ServeProcess, spans: Any, kill_after: float | None = No
         True when the request was acknowledged (its runs must then be scored whatever happens
         next), False when it was not (the agent sends it again).
     """
-    from collector.replay import otlp_span_exporter, send_spans
+    from collector.cli import otlp_span_exporter, send_spans
 
     killer = threading.Timer(kill_after, serve.kill) if kill_after is not None else None
     exporter = otlp_span_exporter(serve.grpc_endpoint, "grpc", timeout=3)

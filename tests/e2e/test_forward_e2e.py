@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collector.inspect import inspect_files, read_otlp_file
-from collector.replay import (
+from collector.cli import (
     demo_trace_files,
+    inspect_files,
     otlp_log_exporter,
     otlp_span_exporter,
+    read_otlp_file,
     send_logs,
     send_spans,
 )

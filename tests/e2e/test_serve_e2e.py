@@ -13,8 +13,14 @@ from typing import Any, Literal
 
 import pytest
 
-from collector.inspect import inspect_files, read_otlp_file
-from collector.replay import otlp_log_exporter, otlp_span_exporter, send_logs, send_spans
+from collector.cli import (
+    inspect_files,
+    otlp_log_exporter,
+    otlp_span_exporter,
+    read_otlp_file,
+    send_logs,
+    send_spans,
+)
 from tests.e2e._serve import (
     ServeProcess,
     base_config,

@@ -15,9 +15,7 @@ from typing import Any
 import grpc
 import pytest
 
-from collector.queue import MemoryQueue
-from collector.specs import ScorerSpec
-from collector.workers import Scheduler, WorkerPool
+from collector.scoring import MemoryQueue, Scheduler, ScorerSpec, WorkerPool
 from exporters import Metrics, OtlpSink, ScoreSink
 from scorers import ScorerRun, create_scorer
 from scorers.errors import ExportError

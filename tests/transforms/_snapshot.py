@@ -1,6 +1,6 @@
 """Before/after check for refactors of the transforms (not a test; run as a script).
 
-Writes what `scorecar inspect` prints (stdout and stderr, through `collector.inspect`'s
+Writes what `scorecar inspect` prints (stdout and stderr, through `collector.cli._inspect`'s
 `inspect_files` + `write_report`) for every capture under tests/testdata/captures and
 examples/traces, one pair of files per capture, plus the runs and reason counts of every
 capture with each one of its spans left out (partial traces: a missing agent span, a
@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from collector.inspect import inspect_files, write_report  # noqa: E402
-from collector.otlp import Decoded, decode_json_bytes  # noqa: E402
+from collector.cli._inspect import inspect_files, write_report  # noqa: E402
+from collector.otlp._decode import Decoded, decode_json_bytes  # noqa: E402
 from transforms import build_runs, group_traces  # noqa: E402
 
 

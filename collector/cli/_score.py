@@ -14,8 +14,8 @@ from typing import IO
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from collector.inspect import inspect_files
-from collector.specs import ScorerSpec
+from collector.cli._inspect import inspect_files
+from collector.scoring import ScorerSpec
 from scorers import ScoreRecord, ScorerRun, is_sampled, score_record, use_judge_provider
 from scorers.judge import JudgeProvider
 

@@ -37,7 +37,7 @@ _STATUS = {"OK": StatusCode.OK, "ERROR": StatusCode.ERROR}
 
 def demo_trace_files() -> list[Path]:
     """The real captures `scorecar demo` sends (one per instrumentation library)."""
-    folder = resources.files("collector") / "demo_traces"
+    folder = resources.files("collector.cli") / "demo_traces"
     return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".otlp.jsonl"))
 
 

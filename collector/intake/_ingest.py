@@ -22,10 +22,15 @@ import asyncio
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 
-from collector.assembly import Assembly, ReadyTrace, Released
-from collector.otlp import Decoded, decode_json_bytes, decode_logs_protobuf, decode_traces_protobuf
-from collector.ports import BodyKind, Overloaded
-from collector.spanlog import WriteAheadLog
+from collector.intake._assembly import Assembly, ReadyTrace, Released
+from collector.intake._ports import BodyKind, Overloaded
+from collector.intake._spanlog import WriteAheadLog
+from collector.otlp import (
+    Decoded,
+    decode_json_bytes,
+    decode_logs_protobuf,
+    decode_traces_protobuf,
+)
 from exporters.prometheus import Metrics
 
 __all__ = ["Ingest", "decode_body"]
@@ -50,7 +55,7 @@ def _trace_ids(decoded: Decoded) -> set[str]:
 
 
 class Ingest:
-    """Implements `collector.ports.SpanSink` over a span log and an assembly.
+    """Implements `collector.intake._ports.SpanSink` over a span log and an assembly.
 
     Args:
         spanlog: `SpanLog` (or `MemorySpanLog` for `storage.kind: memory`).

@@ -45,7 +45,7 @@ from pydantic import (
     model_validator,
 )
 
-from collector.specs import ScorerSpec
+from collector.scoring import ScorerSpec
 from scorers.errors import ConfigError
 from scorers.sampling import NoSampling, Sampling
 
@@ -526,7 +526,7 @@ class ExportersConfig(_Model):
 
 
 class ForwardConfig(_Model):
-    """Pass-through of every received span and log record (DESIGN §6; `collector.forward`).
+    """Pass-through of every received span and log record (DESIGN §6; `collector.forward._forwarder`).
 
     The standard `OTEL_EXPORTER_OTLP_*` variables do not apply here: they configure where
     scores go (`exporters.otlp`). The forward target is only ever `endpoint`.
@@ -901,7 +901,7 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Conf
             (and line, for keys from the file), e.g. `assembly.quiet_period: …`,
             `scorers[1].scorer: cannot import 'my_mod:x': …`.
     """
-    from collector import _scorer_loading as loading
+    from collector.config import _scorers as loading
 
     environ: Mapping[str, str] = os.environ if env is None else env
     problems: list[Problem] = []
@@ -1009,7 +1009,7 @@ def build_judge(judge: JudgeConfig, api_key: SecretStr | None = None) -> Any:
         max_retries, exponential delay from 1 s, max_retry_after)] (none when max_retries is
         0), max_processor_retries, input_processors=[PiiRedactor()] when redact_pii)`.
     """
-    from collector import _scorer_loading as loading
+    from collector.config import _scorers as loading
 
     return loading.build_judge(judge, api_key if api_key is not None else judge.api_key)
 
@@ -1031,7 +1031,7 @@ def build_scorer_specs(config: Config, *, require_key: bool = True) -> list[Scor
     Raises:
         ConfigError: every problem at once, with paths (`scorers[1].scorer: …`).
     """
-    from collector import _scorer_loading as loading
+    from collector.config import _scorers as loading
 
     cached = config._resolved
     if cached is not None and cached[0] is config.scorers and cached[1] is config.judge:

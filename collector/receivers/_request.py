@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
+from collector.intake import BodyKind, Overloaded, SpanSink
 from collector.otlp import (
     Decoded,
     decode_json,
@@ -18,7 +19,6 @@ from collector.otlp import (
     scan_traces_protobuf,
     utf8_text,
 )
-from collector.ports import BodyKind, Overloaded, SpanSink
 from exporters.prometheus import Metrics
 from transforms.reasons import Reason
 

@@ -59,8 +59,8 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from collector.intake import BodyKind, SpanSink
 from collector.otlp import Decoded
-from collector.ports import BodyKind, SpanSink
 from exporters.prometheus import Metrics
 
 __all__ = ["Forwarder", "ForwardingSink", "Signal", "json_to_protobuf"]
@@ -379,7 +379,7 @@ class Forwarder:
 
     @classmethod
     def from_config(cls, config: Any, metrics: Metrics) -> Forwarder:
-        """A forwarder from `collector.config.ForwardConfig` (its endpoint must be set)."""
+        """A forwarder from `collector.config._config.ForwardConfig` (its endpoint must be set)."""
         return cls(config.endpoint, metrics, protocol=config.protocol,
                    headers=dict(config.headers), insecure=config.insecure,
                    timeout=config.timeout, ca_file=config.ca_file, cert_file=config.cert_file,

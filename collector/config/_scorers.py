@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from collector.config import JudgeConfig, Problem, ScorerConfig
-from collector.specs import RunFilter, ScorerSpec
+from collector.config._config import JudgeConfig, Problem, ScorerConfig
+from collector.scoring import RunFilter, ScorerSpec
 from scorers import Judge, PiiRedactor, Scorer, StreamErrorRetryProcessor
 from scorers.builtin.registry import BUILTINS, get_builtin
 from scorers.errors import ConfigError
@@ -55,7 +55,7 @@ class Resolved:
 
 
 def build_judge(judge: JudgeConfig, api_key: SecretStr | None) -> Judge:
-    """The `Judge` of the `judge:` block (see `collector.config.build_judge`)."""
+    """The `Judge` of the `judge:` block (see `collector.config._config.build_judge`)."""
     retries = ([StreamErrorRetryProcessor(max_retries=judge.max_retries,
                                           delay=exponential_delay(initial=1.0),
                                           max_retry_after=judge.max_retry_after)]

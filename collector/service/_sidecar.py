@@ -22,19 +22,36 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from collector.admin import AdminServer
-from collector.assembly import Assembly, ReadyTrace
-from collector.buildpool import BuildPool, TracePlan, default_processes
 from collector.config import Config
 from collector.forward import Forwarder, ForwardingSink
-from collector.ingest import Ingest
-from collector.limits import LimitedProvider, TokenBudget
-from collector.ports import Overloaded, SpanSink
-from collector.queue import JobQueue, LiveCache, MemoryQueue, QueueFull, SqliteQueue
+from collector.intake import (
+    Assembly,
+    Ingest,
+    MemorySpanLog,
+    Overloaded,
+    ReadyTrace,
+    SpanLog,
+    SpanSink,
+    open_spanlog,
+)
 from collector.receivers import GrpcReceiver, HttpReceiver
-from collector.spanlog import MemorySpanLog, SpanLog, open_spanlog
-from collector.specs import ScorerSpec
-from collector.workers import JobPlan, Scheduler, WorkerPool
+from collector.scoring import (
+    BuildPool,
+    JobPlan,
+    JobQueue,
+    LimitedProvider,
+    LiveCache,
+    MemoryQueue,
+    QueueFull,
+    Scheduler,
+    ScorerSpec,
+    SqliteQueue,
+    TokenBudget,
+    TracePlan,
+    WorkerPool,
+    default_processes,
+)
+from collector.service._admin import AdminServer
 from exporters import JsonlSink, OtlpSink, PrometheusSink, ScoreSink
 from exporters.prometheus import Metrics
 from scorers.judge import default_provider
@@ -76,7 +93,7 @@ class Sidecar:
 
     Args:
         config: the validated configuration.
-        specs: the scorers to run (from `collector.config.build_scorer_specs`).
+        specs: the scorers to run (from `collector.config._config.build_scorer_specs`).
         metrics: the metrics registry (a new one by default).
         sinks: score sinks (default: `build_sinks(config, metrics)`).
         receive: which receivers to start (`score` and some tests need none).
@@ -110,7 +127,7 @@ class Sidecar:
                                  max_traces=a.max_traces, rescore_late=a.rescore_late,
                                  metrics=self.metrics, log_wait=a.log_wait)
         self.ingest = Ingest(self.spanlog, self.assembly, self.metrics, capacity=self._capacity)
-        # Pass-through (collector.forward): the receivers hand each request to the scoring
+        # Pass-through (collector.forward._forwarder): the receivers hand each request to the scoring
         # path, then to the forwarder's bounded queue (never waiting on it).
         self.forwarder = (Forwarder.from_config(config.forward, self.metrics)
                           if config.forward.endpoint else None)

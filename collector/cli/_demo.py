@@ -16,11 +16,11 @@ from typing import IO
 from rich.console import Console
 from rich.table import Table
 
-from collector.app import Sidecar
+from collector.cli._inspect import read_otlp_file
+from collector.cli._replay import demo_trace_files, otlp_span_exporter, send_spans
 from collector.config import Config, build_judge, load_config
-from collector.inspect import read_otlp_file
-from collector.replay import demo_trace_files, otlp_span_exporter, send_spans
-from collector.specs import ScorerSpec
+from collector.scoring import ScorerSpec
+from collector.service import Sidecar
 from scorers import ScoreRecord
 from scorers.builtin import get_builtin
 

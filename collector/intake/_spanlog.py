@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol, get_args
 
-from collector.ports import BodyKind, Overloaded
+from collector.intake._ports import BodyKind, Overloaded
 
 __all__ = ["MemorySpanLog", "ReplayStats", "SpanLog", "WriteAheadLog", "open_spanlog"]
 
@@ -53,7 +53,7 @@ class ReplayStats(Counter[str]):
 
 
 class WriteAheadLog(Protocol):
-    """What `collector.ingest.Ingest` needs from a span log (`SpanLog` or `MemorySpanLog`)."""
+    """What `collector.intake._ingest.Ingest` needs from a span log (`SpanLog` or `MemorySpanLog`)."""
 
     def append(self, kind: BodyKind, body: bytes, trace_ids: Iterable[str]) -> int:
         """Write one request body; return the segment it went to (a hold per trace id)."""

@@ -37,7 +37,7 @@ def inspect_command(files: tuple[Path, ...]) -> None:
     one document. All files are grouped by trace id together. Summary and reason counts go
     to stderr. Exit 0 even with no runs; 2 when a file cannot be read.
     """
-    from collector.inspect import UnreadableInputError, inspect_files, write_report
+    from collector.cli._inspect import UnreadableInputError, inspect_files, write_report
 
     try:
         result = inspect_files(files)
@@ -105,7 +105,7 @@ def _load(config_path: Path | None) -> tuple[Any, Any]:
 def serve_command(config_path: Path | None, grace: float, log_format: str,
                   log_level: str) -> None:
     """Run the sidecar: OTLP receivers, scoring, exporters and /metrics until SIGTERM."""
-    from collector.logging_setup import setup_logging
+    from collector.service import setup_logging
 
     setup_logging(log_level, "json" if log_format == "json" else "text")
     config, specs = _load(config_path)
@@ -124,7 +124,7 @@ async def _serve(config: Any, specs: Any, grace: float) -> None:
     import logging
     import signal
 
-    from collector.app import Sidecar
+    from collector.service import Sidecar
 
     log = logging.getLogger("scorecar")
     stop = asyncio.Event()
@@ -158,8 +158,8 @@ def demo_command(once: bool, protocol: str, records_path: Path | None, log_forma
     """Start the sidecar on free loopback ports, send it real agent traces from six
     instrumentation libraries through the OpenTelemetry exporter, and print the scores.
     No API key needed."""
-    from collector.demo import run_demo
-    from collector.logging_setup import setup_logging
+    from collector.cli._demo import run_demo
+    from collector.service import setup_logging
 
     setup_logging("warning" if log_level == "info" else log_level,
                   "json" if log_format == "json" else "text")
@@ -182,12 +182,12 @@ def score_command(files: tuple[Path, ...], config_path: Path | None, output: Pat
     """Score the agent runs in OTLP JSON FILES offline, writing one score record per
     (run, scorer) as JSON lines (source TEST). Scorers come from the config's `scorers:`
     (default: the built-in code scorers of `scorecar demo`)."""
-    from collector.inspect import UnreadableInputError
-    from collector.offline import score_files
+    from collector.cli._inspect import UnreadableInputError
+    from collector.cli._score import score_files
 
     config, specs = _load(config_path)
     if not specs:
-        from collector.demo import demo_specs
+        from collector.cli._demo import demo_specs
 
         specs = demo_specs(with_judge=False)
     provider = _limited_provider(config)
@@ -212,7 +212,7 @@ def score_command(files: tuple[Path, ...], config_path: Path | None, output: Pat
 
 
 def _limited_provider(config: Any) -> Any:
-    from collector.limits import LimitedProvider
+    from collector.scoring import LimitedProvider
     from exporters.prometheus import Metrics
     from scorers.judge import default_provider
 
@@ -223,6 +223,3 @@ def _limited_provider(config: Any) -> Any:
                            api_key=j.api_key.get_secret_value() if j.api_key else None,
                            base_url=j.base_url)
 
-
-if __name__ == "__main__":  # python -m collector.cli
-    main()

@@ -15,7 +15,7 @@ the ended copy wins); `poll()` hands over the traces that are ready:
 Bounds: past `max_traces` buffered traces or `max_pending_spans` buffered spans and log
 records, the oldest traces (by first arrival) are dropped; `add()` returns them so their
 write-ahead log holds are released. Counted in `scorecar_spans_refused_total{reason="evicted"}`
-by spans and log records. (`collector.ingest.Ingest.check_capacity` refuses new requests
+by spans and log records. (`collector.intake._ingest.Ingest.check_capacity` refuses new requests
 once `max_pending_spans` is reached, so eviction by spans only trims what one request pushed
 over the line; the trace bound is enforced by eviction alone.)
 
