@@ -67,6 +67,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
     ExportTraceServiceResponse,
 )
 
+from collector._telemetry import Metrics  # noqa: E402
 from collector.intake._ingest import decode_body  # noqa: E402
 from collector.intake._ports import BodyKind  # noqa: E402
 from collector.otlp import (  # noqa: E402
@@ -78,7 +79,6 @@ from collector.otlp import (  # noqa: E402
 )
 from collector.receivers import GrpcReceiver, HttpReceiver  # noqa: E402
 from collector.receivers._request import Refused, ingest  # noqa: E402
-from exporters.prometheus import Metrics  # noqa: E402
 from transforms import Reason, Span, Trace, build_runs, group_traces  # noqa: E402
 from transforms.types import LogEvent  # noqa: E402
 

@@ -28,8 +28,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span  # noqa: E402
 
+from collector._telemetry import Metrics  # noqa: E402
 from collector.forward._forwarder import Forwarder  # noqa: E402
-from exporters.prometheus import Metrics  # noqa: E402
 from tests.fakes.otlp_backend import OtlpBackend  # noqa: E402
 
 

@@ -2,8 +2,8 @@
 
 from exporters.jsonl import JsonlSink
 from exporters.otlp import OtlpSignal, OtlpSink
-from exporters.prometheus import LabelCap, Metrics, PrometheusSink
+from exporters.prometheus import LabelCap, PrometheusSink, ScoreMetrics
 from exporters.sink import ScoreSink
 
-__all__ = ["JsonlSink", "LabelCap", "Metrics", "OtlpSignal", "OtlpSink", "PrometheusSink",
+__all__ = ["JsonlSink", "LabelCap", "OtlpSignal", "OtlpSink", "PrometheusSink", "ScoreMetrics",
            "ScoreSink"]

@@ -1,8 +1,9 @@
-"""Prometheus metrics (DESIGN §7): every metric scorecar exposes, with the fixed names.
+"""Prometheus score metrics (DESIGN §7): `scorecar_score` and `scorecar_scorer_runs_total`,
+observed by `PrometheusSink` from each exported `ScoreRecord`.
 
-One `Metrics` object holds them on its own registry, so tests and several sidecars in one
-process never collide. The collector increments the receiver, assembly and queue metrics;
-`PrometheusSink` (below) observes each exported `ScoreRecord`.
+`ScoreMetrics` registers them on a registry of its own or on the process's (the collector
+registers its own metrics — receivers, assembly, queue, judge, forward — beside them), so tests
+and several sidecars in one process never collide.
 """
 
 from __future__ import annotations
@@ -12,20 +13,18 @@ import math
 import threading
 from collections.abc import Iterable, Sequence
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from scorers.types import ScoreRecord
 
-__all__ = ["CONTENT_TYPE_LATEST", "LabelCap", "Metrics", "PrometheusSink"]
+__all__ = ["CONTENT_TYPE_LATEST", "LabelCap", "PrometheusSink", "ScoreMetrics", "exposition"]
 
 logger = logging.getLogger(__name__)
 
 SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-LAG_BUCKETS = (0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0)
 
 
 class LabelCap:
@@ -66,67 +65,38 @@ class _WithoutCreated(Collector):
             yield metric
 
 
-class Metrics:
-    """Every scorecar metric, registered on `self.registry`.
+def exposition(registry: CollectorRegistry, *, created_series: bool = False) -> bytes:
+    """The text exposition format of every metric on `registry` (for `/metrics`), without the
+    `*_created` series unless `created_series`."""
+    if created_series:
+        return generate_latest(registry)
+    return generate_latest(_WithoutCreated(registry))
+
+
+class ScoreMetrics:
+    """The score metrics `PrometheusSink` observes, on `registry` (a new one by default): the
+    process registers its own metrics beside them on the same registry.
 
     Args:
+        registry: where the metrics are registered.
         max_agents: distinct `agent` label values kept before the rest become `other`.
-        created_series: also expose the `*_created` series of counters and histograms.
+        created_series: `render()` also exposes the `*_created` series.
     """
 
-    def __init__(self, *, max_agents: int = 100, created_series: bool = False) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None, *, max_agents: int = 100,
+                 created_series: bool = False) -> None:
         self._created_series = created_series
-        r = self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry = registry or CollectorRegistry(auto_describe=True)
         self.agent_label = LabelCap(max_agents)
         self.score = Histogram("scorecar_score", "Scores by scorer and agent.",
                                ["scorer", "agent"], buckets=SCORE_BUCKETS, registry=r)
         self.scorer_runs = Counter("scorecar_scorer_runs", "Scorer jobs finished, by status "
                                    "(scored, not_scorable, failed, skipped).",
                                    ["scorer", "agent", "status"], registry=r)
-        self.scorer_duration = Histogram("scorecar_scorer_duration_seconds",
-                                         "Wall time of one scorer run.", ["scorer"],
-                                         buckets=DURATION_BUCKETS, registry=r)
-        self.judge_requests = Counter("scorecar_judge_requests", "Judge HTTP calls by outcome "
-                                      "(ok, retryable, auth, refused, error).",
-                                      ["model", "outcome"], registry=r)
-        self.judge_tokens = Counter("scorecar_judge_tokens", "Judge tokens by type "
-                                    "(input, output).", ["model", "type"], registry=r)
-        self.judge_request_duration = Histogram("scorecar_judge_request_duration_seconds",
-                                                "Wall time of one judge HTTP call.", ["model"],
-                                                buckets=DURATION_BUCKETS, registry=r)
-        self.spans_received = Counter("scorecar_spans_received", "Spans (and log records) "
-                                      "accepted, by transport (grpc, http).", ["transport"],
-                                      registry=r)
-        self.spans_refused = Counter("scorecar_spans_refused", "Spans refused by reason; 1 per "
-                                     "request refused whole before decoding.", ["reason"],
-                                     registry=r)
-        self.agent_runs = Counter("scorecar_agent_runs", "Agent runs rebuilt, by convention.",
-                                  ["convention"], registry=r)
-        self.runs_skipped = Counter("scorecar_runs_skipped", "Runs not scored by a scorer, by "
-                                    "reason (filtered, sampled_out, daily_token_budget, "
-                                    "queue_full, storage: held until the queue takes them).",
-                                    ["scorer", "reason"], registry=r)
-        self.queue_depth = Gauge("scorecar_queue_depth", "Jobs waiting or running.", registry=r)
-        self.traces_pending = Gauge("scorecar_traces_pending", "Traces buffered, not yet "
-                                    "turned into runs.", registry=r)
-        self.score_lag = Histogram("scorecar_score_lag_seconds", "Agent span end to score "
-                                   "exported.", buckets=LAG_BUCKETS, registry=r)
-        self.export = Counter("scorecar_export", "Score record exports by exporter and "
-                              "outcome (ok, retry, dropped).", ["exporter", "outcome"],
-                              registry=r)
-        self.forward = Counter("scorecar_forward", "Spans and log records passed through to "
-                               "forward.endpoint, by signal (traces, logs) and outcome "
-                               "(forwarded, retried, dropped_full, dropped_permanent, "
-                               "dropped_shutdown).", ["signal", "outcome"], registry=r)
-        self.build_reasons = Counter("scorecar_transform_reasons", "Spans, logs and runs the "
-                                     "run builder did not use, by reason code.", ["reason"],
-                                     registry=r)
 
     def render(self) -> bytes:
-        """The text exposition format of every metric (for `/metrics`)."""
-        if self._created_series:
-            return generate_latest(self.registry)
-        return generate_latest(_WithoutCreated(self.registry))
+        """The text exposition format of the registry."""
+        return exposition(self.registry, created_series=self._created_series)
 
 
 class PrometheusSink:
@@ -137,12 +107,12 @@ class PrometheusSink:
     agents are `unknown`, agents past the cap `other`). Never fails.
 
     Args:
-        metrics: the process's metrics.
+        metrics: the score metrics (the process's, or a `ScoreMetrics` of its own).
     """
 
     name = "prometheus"
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: ScoreMetrics) -> None:
         self.metrics = metrics
 
     async def export(self, records: Sequence[ScoreRecord]) -> None:

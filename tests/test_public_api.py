@@ -152,3 +152,65 @@ def test_the_sdk_of_the_judge_loads_only_when_a_judge_is_called() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60, check=True)
     assert done.stdout.strip() == "False"
+
+
+# collector/'s rooms (DESIGN §1), lowest first: a room imports only rooms of a lower rank, so
+# there is no import circle and nothing imports upward. The data path reads left to right; the
+# config sits above scoring (it resolves scorers into specs) and below the components it
+# configures; service wires everything and cli sits on top.
+ROOM_RANK = {
+    "_retry": 0, "_telemetry": 0,
+    "otlp": 1,
+    "intake": 2,
+    "scoring": 3,
+    "conversations": 4,
+    "config": 5,
+    "receivers": 6, "forward": 6,
+    "service": 7,
+    "cli": 8,
+}
+
+
+def _room_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "collector" or len(parts) < 2:
+        return None
+    return parts[1].removesuffix(".py")
+
+
+def test_collector_rooms_import_downward_only() -> None:
+    offenders = []
+    for path in sorted((ROOT / "collector").rglob("*.py")):
+        rel = path.relative_to(ROOT / "collector")
+        room = rel.parts[0].removesuffix(".py")
+        if room == "__init__":
+            continue
+        assert room in ROOM_RANK, f"collector/{rel}: room {room!r} is not in DESIGN §1's map"
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+                if node.module == "collector":
+                    names = [f"collector.{a.name}" for a in node.names]
+            for name in names:
+                other = _room_of(name)
+                if other is None or other == room:
+                    continue
+                if other not in ROOM_RANK or ROOM_RANK[other] >= ROOM_RANK[room]:
+                    offenders.append(f"collector/{rel} ({room}) imports {name} ({other})")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_collector_offers_the_process() -> None:
+    import collector
+
+    assert set(collector.__all__) == {"Sidecar", "load_config", "main"}
+    from collector.cli import main
+    from collector.config import load_config
+    from collector.service import Sidecar
+
+    assert (collector.Sidecar, collector.load_config, collector.main) == (
+        Sidecar, load_config, main)

@@ -212,8 +212,8 @@ def score_command(files: tuple[Path, ...], config_path: Path | None, output: Pat
 
 
 def _limited_provider(config: Any) -> Any:
+    from collector._telemetry import Metrics
     from collector.scoring import LimitedProvider
-    from exporters.prometheus import Metrics
     from scorers.judge import default_provider
 
     j = config.judge

@@ -59,9 +59,9 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from collector._telemetry import Metrics
 from collector.intake import BodyKind, SpanSink
 from collector.otlp import Decoded
-from exporters.prometheus import Metrics
 
 __all__ = ["Forwarder", "ForwardingSink", "Signal", "json_to_protobuf"]
 

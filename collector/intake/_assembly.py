@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from exporters.prometheus import Metrics
+from collector._telemetry import Metrics
 from transforms import LogEvent, Span, Trace, run_roots
 
 __all__ = ["Assembly", "ReadyTrace", "Released"]

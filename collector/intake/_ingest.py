@@ -22,6 +22,7 @@ import asyncio
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 
+from collector._telemetry import Metrics
 from collector.intake._assembly import Assembly, ReadyTrace, Released
 from collector.intake._ports import BodyKind, Overloaded
 from collector.intake._spanlog import WriteAheadLog
@@ -31,7 +32,6 @@ from collector.otlp import (
     decode_logs_protobuf,
     decode_traces_protobuf,
 )
-from exporters.prometheus import Metrics
 
 __all__ = ["Ingest", "decode_body"]
 

@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
+from collector._telemetry import Metrics
 from collector.intake import BodyKind, Overloaded, SpanSink
 from collector.otlp import (
     Decoded,
@@ -19,7 +20,6 @@ from collector.otlp import (
     scan_traces_protobuf,
     utf8_text,
 )
-from exporters.prometheus import Metrics
 from transforms.reasons import Reason
 
 __all__ = ["Accepted", "Refused", "ingest", "refuse"]

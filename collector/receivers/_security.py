@@ -17,9 +17,9 @@ from collections import OrderedDict
 from aiolimiter import AsyncLimiter
 from pydantic import SecretStr
 
+from collector._telemetry import Metrics
 from collector.config import TlsConfig
 from collector.receivers._request import refuse
-from exporters.prometheus import Metrics
 
 __all__ = ["Guard", "grpc_peer_host", "server_ssl_context"]
 

@@ -40,11 +40,11 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from pydantic import SecretStr
 
+from collector._telemetry import Metrics
 from collector.config import TlsConfig
 from collector.intake import BodyKind, SpanSink
 from collector.receivers._request import Refused, ingest, refuse
 from collector.receivers._security import Guard, grpc_peer_host
-from exporters.prometheus import Metrics
 
 __all__ = ["GrpcReceiver", "LOGS_SERVICE", "TRACE_SERVICE"]
 

@@ -41,11 +41,11 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from pydantic import SecretStr
 
+from collector._telemetry import Metrics
 from collector.config import TlsConfig
 from collector.intake import BodyKind, SpanSink
 from collector.receivers._request import Refused, ingest, refuse
 from collector.receivers._security import Guard, server_ssl_context
-from exporters.prometheus import Metrics
 
 __all__ = ["HttpReceiver"]
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 from aiolimiter import AsyncLimiter
 
-from exporters.prometheus import Metrics
+from collector._telemetry import Metrics
 from scorers.errors import JudgeAuthError, JudgeRequestError, JudgeUnavailableError
 from scorers.judge import JudgeProvider, JudgeReply, JudgeRequest
 

@@ -31,10 +31,10 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from collector._telemetry import Metrics
 from collector.scoring._limits import TokenBudget
 from collector.scoring._specs import RunFilter, ScorerSpec
 from collector.scoring.queue._queue import Job, JobQueue, LiveCache, QueueFull, job_for
-from exporters.prometheus import Metrics
 from exporters.sink import ScoreSink
 from scorers import Scorer, ScorerRun, create_scorer, use_judge_provider
 from scorers.errors import ExportError, JudgeAuthError, ScorerError

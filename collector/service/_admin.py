@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from exporters.prometheus import CONTENT_TYPE_LATEST, Metrics
+from collector._telemetry import Metrics
+from exporters.prometheus import CONTENT_TYPE_LATEST
 
 __all__ = ["AdminServer", "split_endpoint"]
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from collector._telemetry import Metrics
 from collector.config import Config
 from collector.forward import Forwarder, ForwardingSink
 from collector.intake import (
@@ -53,7 +54,6 @@ from collector.scoring import (
 )
 from collector.service._admin import AdminServer
 from exporters import JsonlSink, OtlpSink, PrometheusSink, ScoreSink
-from exporters.prometheus import Metrics
 from scorers.judge import default_provider
 
 __all__ = ["Ports", "Sidecar", "build_sinks"]
@@ -76,7 +76,7 @@ def build_sinks(config: Config, metrics: Metrics) -> list[ScoreSink]:
     standard `OTEL_EXPORTER_OTLP_{,TRACES_,LOGS_}ENDPOINT` variables name one); JSON lines when a
     path is set. OTLP settings left at their defaults yield to the `OTEL_EXPORTER_OTLP_*`
     variables, as in the SDK."""
-    sinks: list[ScoreSink] = [PrometheusSink(metrics)]
+    sinks: list[ScoreSink] = [PrometheusSink(metrics.scores)]
     otlp = config.exporters.otlp
     given = otlp.model_fields_set
     sinks.extend(OtlpSink.per_signal(

@@ -7,8 +7,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from collector._telemetry import Metrics
 from collector.intake import Assembly
-from exporters.prometheus import Metrics
 from transforms import LogEvent, Span, build_runs, run_roots
 
 T1, T2, T3 = "1" * 32, "2" * 32, "3" * 32

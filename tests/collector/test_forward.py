@@ -30,10 +30,10 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 from pydantic import ValidationError
 
 from bench.forward_outage import run_outage
+from collector._telemetry import Metrics
 from collector.config import ForwardConfig
 from collector.forward import Forwarder, ForwardingSink, json_to_protobuf
 from collector.receivers import GrpcReceiver, HttpReceiver
-from exporters.prometheus import Metrics
 from tests.collector._sinks import RecordingSink, make_logs, make_spans
 from tests.fakes.otlp_backend import OtlpBackend
 

@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from collector._telemetry import Metrics
 from collector.cli import read_otlp_file
 from collector.intake import (
     Assembly,
@@ -27,7 +28,6 @@ from collector.intake import (
     decode_body,
 )
 from collector.otlp import Decoded
-from exporters.prometheus import Metrics
 from transforms import build_runs, group_traces
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from collector._telemetry import Metrics
 from collector.scoring import LimitedProvider, TokenBudget, estimate_tokens
-from exporters.prometheus import Metrics
 from scorers import JudgeReply, JudgeRequest
 from scorers.judge import default_provider
 from tests.fakes.fake_anthropic import (

@@ -22,10 +22,10 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 from opentelemetry.sdk._logs.export import LogRecordExportResult
 from opentelemetry.sdk.trace.export import SpanExportResult
 
+from collector._telemetry import Metrics
 from collector.intake import Overloaded
 from collector.otlp import decode_json_bytes, decode_traces_protobuf
 from collector.receivers import HttpReceiver
-from exporters.prometheus import Metrics
 from tests.collector._sinks import RecordingSink, make_logs, make_spans
 
 PB = "application/x-protobuf"

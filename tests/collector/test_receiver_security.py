@@ -28,6 +28,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 from opentelemetry.sdk.trace.export import SpanExportResult
 
+from collector._telemetry import Metrics
 from collector.config import (
     ReceiverAuthConfig,
     TlsConfig,
@@ -37,7 +38,6 @@ from collector.config import (
 from collector.intake import BodyKind
 from collector.otlp import Decoded
 from collector.receivers import GrpcReceiver, HttpReceiver
-from exporters.prometheus import Metrics
 from scorers.errors import ConfigError
 from tests.collector._sinks import RecordingSink, make_spans
 

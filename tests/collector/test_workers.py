@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from collector._telemetry import Metrics
 from collector.scoring import (
     JobQueue,
     LimitedProvider,
@@ -32,7 +33,6 @@ from collector.scoring import (
     WorkerPool,
     job_for,
 )
-from exporters.prometheus import Metrics
 from scorers import (
     Judge,
     PromptStep,
@@ -329,7 +329,7 @@ CHILD = textwrap.dedent("""
     from collector.scoring import SqliteQueue
     from collector.scoring import ScorerSpec
     from collector.scoring import Scheduler, WorkerPool
-    from exporters.prometheus import Metrics
+    from collector._telemetry import Metrics
     from scorers import RunTarget, ScorerRun, create_scorer
     from scorers.types import run_id_for
 

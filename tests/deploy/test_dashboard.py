@@ -42,7 +42,7 @@ from typing import Any
 import prometheus_client
 import pytest
 
-from exporters.prometheus import Metrics
+from collector._telemetry import Metrics
 from tests.deploy._prometheus import (
     GRAFANA_INTERVALS,
     Prometheus,
@@ -195,7 +195,7 @@ def test_queries_read_only_metrics_and_labels_scorecar_exposes() -> None:
         where = f"{panel['title']!r} {target['refId']}"
         assert names, f"{where} reads no scorecar metric: {expr}"
         unknown = names - exposed.keys()
-        assert not unknown, f"{where} reads {unknown}, which exporters/prometheus.py does not expose"
+        assert not unknown, f"{where} reads {unknown}, which scorecar (collector/_telemetry.py) does not expose"
         used |= names
         for metric, labels in matcher_labels(expr).items():
             extra = labels - exposed[metric] - SCRAPE_LABELS

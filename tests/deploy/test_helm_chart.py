@@ -524,7 +524,7 @@ def test_alert_rules_pass_promtool(promtool: Path, rules_file: Path) -> None:
             "ScorecarScoreLow"} <= alerts
     # every metric the rules read is one scorecar exports (DESIGN §7)
     text = rules_file.read_text()
-    from exporters.prometheus import Metrics
+    from collector._telemetry import Metrics
 
     exported = Metrics().render().decode()
     for metric in ("scorecar_judge_requests_total", "scorecar_queue_depth",

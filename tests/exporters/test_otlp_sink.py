@@ -15,8 +15,9 @@ from typing import Any
 import grpc
 import pytest
 
+from collector._telemetry import Metrics
 from collector.scoring import MemoryQueue, Scheduler, ScorerSpec, WorkerPool
-from exporters import Metrics, OtlpSink, ScoreSink
+from exporters import OtlpSink, ScoreSink
 from scorers import ScorerRun, create_scorer
 from scorers.errors import ExportError
 from scorers.types import run_id_for

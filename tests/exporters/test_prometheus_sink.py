@@ -1,17 +1,17 @@
-"""PrometheusSink on a real `Metrics` registry, read back through prometheus_client's parser:
+"""PrometheusSink on a real `ScoreMetrics` registry, read back through prometheus_client's parser:
 what a Prometheus scrape of `/metrics` shows after scores were exported."""
 
 from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporters import Metrics, PrometheusSink, ScoreSink
+from exporters import PrometheusSink, ScoreMetrics, ScoreSink
 from scorers import score_record, skipped_record
 from scorers.builtin import get_builtin
 from tests.exporters._records import AGENT, make_records, make_run
 
 
-def samples(metrics: Metrics) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+def samples(metrics: ScoreMetrics) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
     text = metrics.render().decode()
     return {(s.name, frozenset(s.labels.items())): s.value
             for family in text_string_to_metric_families(text) for s in family.samples}
@@ -23,7 +23,7 @@ def labels(**kv: str) -> frozenset[tuple[str, str]]:
 
 async def test_runs_are_counted_by_status_and_scores_fill_the_histogram() -> None:
     records = await make_records()
-    metrics = Metrics()
+    metrics = ScoreMetrics()
     sink = PrometheusSink(metrics)
     assert isinstance(sink, ScoreSink) and sink.name == "prometheus"
     skipped = skipped_record(get_builtin("completeness"), make_run(), "daily_token_budget")
@@ -56,7 +56,7 @@ async def test_runs_are_counted_by_status_and_scores_fill_the_histogram() -> Non
 
 
 async def test_agent_label_is_capped_and_unknown_agents_are_named_so() -> None:
-    metrics = Metrics(max_agents=2)
+    metrics = ScoreMetrics(max_agents=2)
     sink = PrometheusSink(metrics)
     scorer = get_builtin("completeness")
     runs = [make_run(span_id=f"{i:016x}", agent=f"agent-{i}") for i in range(1, 5)]
@@ -71,6 +71,6 @@ async def test_agent_label_is_capped_and_unknown_agents_are_named_so() -> None:
 
 async def test_created_series_can_be_kept() -> None:
     records = await make_records()
-    metrics = Metrics(created_series=True)
+    metrics = ScoreMetrics(created_series=True)
     await PrometheusSink(metrics).export([records.code])
     assert any(name.endswith("_created") for name, _ in samples(metrics))
