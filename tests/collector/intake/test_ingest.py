@@ -30,7 +30,7 @@ from collector.intake import (
 from collector.otlp import Decoded
 from transforms import build_runs, group_traces
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CAPTURES = ROOT / "tests" / "testdata" / "captures"
 LIBRARIES = ("genai-openai-v2-events", "mastra", "openinference-anthropic", "openllmetry",
              "vercel-ai-v6", "pydantic-ai", "openlit")

@@ -303,7 +303,7 @@ def test_readiness_does_not_rebuild_on_every_poll() -> None:
 
 # --------------------------------------------------------------------------- log_wait
 
-EVENTS_CAPTURE = (Path(__file__).resolve().parents[1] / "testdata" / "captures"
+EVENTS_CAPTURE = (Path(__file__).resolve().parents[2] / "testdata" / "captures"
                   / "genai-openai-v2-events" / "two_turns_tool.otlp.jsonl")
 
 

@@ -14,7 +14,7 @@ import pytest
 from collector.intake import Overloaded
 from collector.intake._spanlog import HEADER, MemorySpanLog, SpanLog
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _replay(log: SpanLog) -> list[tuple[int, str, bytes]]:
