@@ -34,15 +34,16 @@ from collector._telemetry import Metrics
 from collector.config import ForwardConfig
 from collector.forward import Forwarder, ForwardingSink, json_to_protobuf
 from collector.receivers import GrpcReceiver, HttpReceiver
-from tests.collector._sinks import RecordingSink, make_logs, make_spans
+from tests.fakes.metrics import sample
 from tests.fakes.otlp_backend import OtlpBackend
+from tests.fakes.sdk_telemetry import make_logs, make_spans
+from tests.fakes.sinks import RecordingSink
 
 SECRET = "sekret-header-value-8d1f"
 
 
 def forwarded(metrics: Metrics, outcome: str, signal: str = "traces") -> float:
-    return metrics.registry.get_sample_value(
-        "scorecar_forward_total", {"signal": signal, "outcome": outcome}) or 0.0
+    return sample(metrics, "scorecar_forward_total", signal=signal, outcome=outcome)
 
 
 class Sleeps:

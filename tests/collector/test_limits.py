@@ -21,6 +21,7 @@ from tests.fakes.fake_anthropic import (
     text,
     unauthorized,
 )
+from tests.fakes.metrics import sample
 
 MODEL = "claude-haiku-4-5"
 
@@ -71,10 +72,6 @@ async def settle() -> None:
     """Let every task that can run, run (no timer is due unless the clock moved)."""
     for _ in range(20):
         await asyncio.sleep(0)
-
-
-def sample(metrics: Metrics, name: str, **labels: str) -> float:
-    return metrics.registry.get_sample_value(name, labels) or 0.0
 
 
 async def test_concurrency_cap_holds() -> None:

@@ -27,7 +27,9 @@ from collector._telemetry import Metrics
 from collector.intake import Overloaded
 from collector.otlp import decode_traces_protobuf
 from collector.receivers import GrpcReceiver
-from tests.collector._sinks import RecordingSink, make_logs, make_spans
+from tests.fakes.metrics import sample
+from tests.fakes.sdk_telemetry import make_logs, make_spans
+from tests.fakes.sinks import RecordingSink
 
 TRACES = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 LOGS = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
@@ -40,12 +42,10 @@ class Running:
         self.target = f"127.0.0.1:{port}"
 
     def refused(self, reason: str) -> float:
-        return self.metrics.registry.get_sample_value(
-            "scorecar_spans_refused_total", {"reason": reason}) or 0.0
+        return sample(self.metrics, "scorecar_spans_refused_total", reason=reason)
 
     def received(self) -> float:
-        return self.metrics.registry.get_sample_value(
-            "scorecar_spans_received_total", {"transport": "grpc"}) or 0.0
+        return sample(self.metrics, "scorecar_spans_received_total", transport="grpc")
 
     async def call(self, method: str, body: bytes) -> bytes:
         async with grpc.aio.insecure_channel(self.target) as channel:

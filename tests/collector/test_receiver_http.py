@@ -26,7 +26,9 @@ from collector._telemetry import Metrics
 from collector.intake import Overloaded
 from collector.otlp import decode_json_bytes, decode_traces_protobuf
 from collector.receivers import HttpReceiver
-from tests.collector._sinks import RecordingSink, make_logs, make_spans
+from tests.fakes.metrics import sample
+from tests.fakes.sdk_telemetry import make_logs, make_spans
+from tests.fakes.sinks import RecordingSink
 
 PB = "application/x-protobuf"
 JSON = "application/json"
@@ -41,12 +43,10 @@ class Running:
         self.base = f"http://127.0.0.1:{port}"
 
     def refused(self, reason: str) -> float:
-        return self.metrics.registry.get_sample_value(
-            "scorecar_spans_refused_total", {"reason": reason}) or 0.0
+        return sample(self.metrics, "scorecar_spans_refused_total", reason=reason)
 
     def received(self) -> float:
-        return self.metrics.registry.get_sample_value(
-            "scorecar_spans_received_total", {"transport": "http"}) or 0.0
+        return sample(self.metrics, "scorecar_spans_received_total", transport="http")
 
     async def post(self, path: str, body: bytes | AsyncIterator[bytes], content_type: str = PB,
                    headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:

@@ -39,7 +39,9 @@ from collector.intake import BodyKind
 from collector.otlp import Decoded
 from collector.receivers import GrpcReceiver, HttpReceiver
 from scorers.errors import ConfigError
-from tests.collector._sinks import RecordingSink, make_spans
+from tests.fakes.metrics import sample
+from tests.fakes.sdk_telemetry import make_spans
+from tests.fakes.sinks import RecordingSink
 
 TRACES = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 TOKEN = "scorecar-TEST-token-7f3a9c1e55d2"  # recognisable: grepped for in logs and errors
@@ -85,8 +87,7 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
 
 
 def refused(metrics: Metrics, reason: str) -> float:
-    return metrics.registry.get_sample_value(
-        "scorecar_spans_refused_total", {"reason": reason}) or 0.0
+    return sample(metrics, "scorecar_spans_refused_total", reason=reason)
 
 
 @pytest.fixture

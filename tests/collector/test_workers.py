@@ -12,7 +12,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,6 @@ from scorers import (
     RatioSampling,
     RunTarget,
     Scorer,
-    ScoreRecord,
     ScorerRun,
     create_scorer,
 )
@@ -48,6 +46,8 @@ from scorers.judge import default_provider
 from scorers.sampling import is_sampled
 from scorers.types import run_id_for
 from tests.fakes.fake_anthropic import FakeAnthropic, structured, unauthorized
+from tests.fakes.metrics import sample
+from tests.fakes.sinks import RecordingSink
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,32 +69,6 @@ def judge_scorer(fake: FakeAnthropic, scorer_id: str = "judged") -> Scorer:
     judge = Judge(instructions="You rate answers.", base_url=fake.base_url, api_key=fake.api_key)
     return create_scorer(id=scorer_id, description="judge", judge=judge).generate_score(
         PromptStep(description="score", create_prompt=lambda run, results: "Rate it."))
-
-
-class RecordingSink:
-    """Keeps what it receives; raises the queued errors first, one per call."""
-
-    def __init__(self, name: str = "rec", errors: Sequence[Exception] = ()) -> None:
-        self.name = name
-        self.records: list[ScoreRecord] = []
-        self.calls = 0
-        self.errors = list(errors)
-
-    async def export(self, records: Sequence[ScoreRecord]) -> None:
-        self.calls += 1
-        if self.errors:
-            raise self.errors.pop(0)
-        self.records.extend(records)
-
-    async def shutdown(self) -> None:
-        pass
-
-    def by_scorer(self) -> dict[str, ScoreRecord]:
-        return {r.scorer_id: r for r in self.records}
-
-
-def sample(metrics: Metrics, name: str, **labels: str) -> float:
-    return metrics.registry.get_sample_value(name, labels) or 0.0
 
 
 async def run_pool(specs: list[ScorerSpec], runs: list[ScorerRun], sinks: list[Any], *,
@@ -218,7 +192,7 @@ async def test_export_failure_is_retried_then_delivered_once_per_sink(tmp_path: 
     queue = SqliteQueue(tmp_path / "q.sqlite3")
     metrics = await run_pool([ScorerSpec(const_scorer("s"))], [make_run(i) for i in range(4)],
                              [flaky, steady], queue=queue)
-    assert len(flaky.records) == 4 and flaky.calls >= 3
+    assert len(flaky.records) == 4 and flaky.exports >= 3
     assert len(steady.records) == 4  # confirmed once, not sent again while the other retried
     assert sample(metrics, "scorecar_export_total", exporter="flaky", outcome="retry") >= 4
     assert sample(metrics, "scorecar_export_total", exporter="flaky", outcome="ok") == 4
@@ -232,7 +206,7 @@ async def test_non_retryable_export_error_is_dropped_and_counted() -> None:
     queue = MemoryQueue()
     metrics = await run_pool([ScorerSpec(const_scorer("s"))], [make_run(0), make_run(1)],
                              [bad, good], queue=queue)
-    assert bad.records == [] and bad.calls == 1
+    assert bad.records == [] and bad.exports == 1
     assert len(good.records) == 2
     assert sample(metrics, "scorecar_export_total", exporter="bad", outcome="dropped") == 2
     assert queue.depth() == 0

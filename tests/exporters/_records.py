@@ -2,7 +2,7 @@
 
 - `code`: the built-in `completeness` code scorer (scored, no judge);
 - `judge`: a two-step judge scorer (generate_score + generate_reason) answered by an in-process
-  provider, with token counts;
+  provider (`scorers.testing.ScriptedProvider`), with token counts;
 - `failed`: a judge scorer whose judge never returns valid JSON (status failed, a failed judge
   execution with the raw reply);
 - `offline`: the code scorer on a run without trace ids.
@@ -16,7 +16,6 @@ from scorers import (
     AgentRunInput,
     Judge,
     JudgeReply,
-    JudgeRequest,
     Message,
     PromptStep,
     RunTarget,
@@ -26,6 +25,7 @@ from scorers import (
     score_record,
 )
 from scorers.builtin import get_builtin
+from scorers.testing import ScriptedProvider
 
 TRACE_ID = "5b8efff798038103d269b633813fc60c"
 SPAN_ID = "eee19b7ec3c1b174"
@@ -48,19 +48,7 @@ def make_run(*, trace_id: str | None = TRACE_ID, span_id: str | None = SPAN_ID,
     )
 
 
-class ScriptedJudge:
-    """An in-process `JudgeProvider` answering each request with the next scripted reply."""
-
-    def __init__(self, *replies: JudgeReply) -> None:
-        self.replies = list(replies)
-        self.requests: list[JudgeRequest] = []
-
-    async def complete(self, request: JudgeRequest) -> JudgeReply:
-        self.requests.append(request)
-        return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-
-
-def judge_scorer(provider: ScriptedJudge, scorer_id: str = "answer-quality"):  # type: ignore[no-untyped-def]
+def judge_scorer(provider: ScriptedProvider, scorer_id: str = "answer-quality"):  # type: ignore[no-untyped-def]
     """A judge scorer: the judge scores, then explains."""
     return (create_scorer(id=scorer_id, description="judge rates the answer",
                           judge=Judge(model="claude-test-1", instructions="You rate answers.",
@@ -93,11 +81,12 @@ async def make_records() -> Records:
     """One record of each kind, from real scorers."""
     run = make_run()
     code = get_builtin("completeness")
-    judge = judge_scorer(ScriptedJudge(
+    judge = judge_scorer(ScriptedProvider([
         JudgeReply(text='{"score": 0.75}', input_tokens=120, output_tokens=8),
-        JudgeReply(text=REASON, input_tokens=90, output_tokens=12)))
-    broken = judge_scorer(ScriptedJudge(JudgeReply(text="Score: 5", input_tokens=50,
-                                                   output_tokens=3)), scorer_id="broken-judge")
+        JudgeReply(text=REASON, input_tokens=90, output_tokens=12)]))
+    never_json = JudgeReply(text="Score: 5", input_tokens=50, output_tokens=3)
+    broken = judge_scorer(ScriptedProvider(lambda request: never_json),  # every attempt
+                          scorer_id="broken-judge")
     records = Records(
         code=score_record(code, run, await _outcome(code, run)),
         judge=score_record(judge, run, await _outcome(judge, run)),

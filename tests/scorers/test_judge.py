@@ -18,7 +18,6 @@ from scorers import (
     JudgeParseError,
     JudgeProvider,
     JudgeReply,
-    JudgeRequest,
     JudgeRequestError,
     JudgeUnavailableError,
     Message,
@@ -28,6 +27,7 @@ from scorers import (
     create_scorer,
     default_model,
 )
+from scorers.testing import ScriptedProvider
 from tests.fakes.fake_anthropic import (
     FakeAnthropic,
     context_too_long,
@@ -518,17 +518,9 @@ async def test_concurrent_judge_calls_share_one_client(fake_anthropic: FakeAnthr
 
 
 async def test_the_provider_seam_takes_an_in_process_provider() -> None:
-    class Scripted:
-        def __init__(self, reply: JudgeReply) -> None:
-            self.reply = reply
-            self.requests: list[JudgeRequest] = []
-
-        async def complete(self, request: JudgeRequest) -> JudgeReply:
-            self.requests.append(request)
-            return self.reply
-
-    scorer_level = Scripted(JudgeReply(text='{"score": 0.3}', input_tokens=5, output_tokens=2))
-    step_level = Scripted(JudgeReply(text="because"))
+    scorer_level = ScriptedProvider([JudgeReply(text='{"score": 0.3}', input_tokens=5,
+                                                output_tokens=2)])
+    step_level = ScriptedProvider([JudgeReply(text="because")])
     assert isinstance(scorer_level, JudgeProvider)
     scorer = (create_scorer(id="seam", description="",
                             judge=Judge(instructions="Judge.", provider=scorer_level))

@@ -1,16 +1,18 @@
-"""Helpers for transforms tests: decode OTLP JSON lines and build runs; compare runs with the
-capture expectations' compact form."""
+"""Helpers for transforms tests: decode OTLP JSON lines and build runs (from a capture or from
+spans made in the test); read a run's parts; compare runs with the capture expectations' compact
+form."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from collector.otlp import Decoded, decode_json_bytes
 from scorers.types import Message, ScorerRun
-from transforms import BuildResult, Trace, build_runs, group_traces
+from transforms import BuildResult, LogEvent, Span, Trace, build_runs, group_traces
 from transforms.reasons import Reason
 
 
@@ -115,3 +117,54 @@ def checked_build_runs(trace: Trace) -> BuildResult:
     stray = [k for k in result.reasons if not isinstance(k, Reason)]
     assert not stray, f"reason codes outside transforms.Reason: {stray}"
     return result
+
+
+def build_one_trace(spans: Iterable[Span], logs: Iterable[LogEvent] | None = None) -> BuildResult:
+    """`checked_build_runs` on the one trace `spans` (and `logs`) make; asserts they make one."""
+    traces = group_traces(spans, logs or [])
+    assert len(traces) == 1, list(traces)
+    (trace,) = traces.values()
+    return checked_build_runs(trace)
+
+
+def one_trace_runs(spans: Iterable[Span], logs: Iterable[LogEvent] | None = None
+                   ) -> list[ScorerRun]:
+    """The runs of the one trace `spans` (and `logs`) make (`build_one_trace`)."""
+    return build_one_trace(spans, logs).runs
+
+
+def one_run(spans: Iterable[Span], logs: Iterable[LogEvent] | None = None) -> ScorerRun:
+    """The one run of the one trace `spans` (and `logs`) make; asserts both are one."""
+    runs = build_one_trace(spans, logs).runs
+    assert len(runs) == 1, [r.target.entity_name if r.target else None for r in runs]
+    return runs[0]
+
+
+def all_runs(spans: Iterable[Span], logs: Iterable[LogEvent] | None = None) -> list[ScorerRun]:
+    """The runs of every trace `spans` (and `logs`) make, trace by trace in arrival order."""
+    runs: list[ScorerRun] = []
+    for trace in group_traces(spans, logs or []).values():
+        runs += checked_build_runs(trace).runs
+    return runs
+
+
+def history_of(run: ScorerRun) -> list[tuple[str, str]]:
+    """(role, text) of each remembered message."""
+    return [(m.role, m.text) for m in run.input.remembered_messages]
+
+
+def tools_of(run: ScorerRun) -> list[tuple[str, str, Any, Any, str]]:
+    """(name, call id, arguments, result, state) of each tool call of the run's first output
+    message."""
+    return [(t.tool_name, t.tool_call_id, t.args, t.result, t.state)
+            for t in run.output[0].tool_invocations]
+
+
+def calls_of(m: Message) -> list[tuple[str, str, Any, str, Any]]:
+    """(call id, name, arguments, state, result) of each tool call of one message."""
+    return [(t.tool_call_id, t.tool_name, t.args, t.state, t.result) for t in m.tool_invocations]
+
+
+def tags_of(run: ScorerRun) -> dict[str, list[str]]:
+    """The tagged system messages' contents, by tag."""
+    return {k: [m.content for m in v] for k, v in run.input.tagged_system_messages.items()}

@@ -8,10 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scorers.types import ScorerRun
-from tests.transforms._runs import checked_build_runs
+from tests.transforms._runs import one_run
 from tests.transforms._spans import new_span_id, span
-from transforms import group_traces
 from transforms.types import Span
 
 SCOPE = "openinference.instrumentation.agno"
@@ -52,18 +50,12 @@ def _agent(question: str, answer: str, root: str, children: list[Span]) -> list[
         span_id=root, start=0, end=10_000, scope=SCOPE), *children]
 
 
-def _run(spans: list[Span]) -> ScorerRun:
-    [trace] = group_traces(spans).values()
-    [run] = checked_build_runs(trace).runs
-    return run
-
-
 def test_the_agent_spans_plain_text_answer_under_a_json_mime_type_is_the_answer() -> None:
     root = new_span_id()
     first = [_msg("system", SYSTEM), _msg("user", QUESTION)]
     # The app received the run's content: here Agno's concatenation of every call's text.
     answer = "Let me look that up." + ANSWER
-    run = _run(_agent(QUESTION, answer, root, [
+    run = one_run(_agent(QUESTION, answer, root, [
         _llm(root, 100, first, {"role": "assistant", "content": "Let me look that up.",
                                 "tool_calls": [CALL]}),
         span("get_weather", {"openinference.span.kind": "TOOL", "tool.name": "get_weather",
@@ -91,7 +83,7 @@ def test_history_from_agnos_session_storage_is_remembered() -> None:
                 _msg("tool", PARIS, history=True, tool_call_id="call_1",
                      tool_name="get_weather", tool_args={"city": "Paris"}),
                 _msg("assistant", ANSWER, history=True), _msg("user", FOLLOW_UP)]
-    run = _run(_agent(FOLLOW_UP, ANSWER2, root, [
+    run = one_run(_agent(FOLLOW_UP, ANSWER2, root, [
         _llm(root, 100, messages, {"role": "assistant", "content": ANSWER2})]))
     assert [m.text for m in run.input.input_messages] == [FOLLOW_UP]
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
@@ -113,6 +105,6 @@ def test_history_without_agnos_marks_is_inferred() -> None:
     messages = [_msg("system", SYSTEM), _msg("user", QUESTION, history=True),
                 _msg("assistant", ANSWER, history=False), _msg("user", FOLLOW_UP, history=True),
                 _msg("user", FOLLOW_UP)]
-    run = _run(_agent(FOLLOW_UP, ANSWER2, root, [
+    run = one_run(_agent(FOLLOW_UP, ANSWER2, root, [
         _llm(root, 100, messages, {"role": "assistant", "content": ANSWER2})]))
     assert "rememberedMessages" in run.target.derived

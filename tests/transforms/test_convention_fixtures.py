@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scorers.types import ScorerRun
+from tests.transforms._runs import history_of, one_run, tools_of
 from tests.transforms._spans import TRACE, load_fixtures, log_event, span
 from transforms import Trace, build_runs
 
@@ -31,33 +31,18 @@ def _spans(conv: str, names: list[str], root_id: str = "00f067aa0ba902b7") -> li
     return out
 
 
-def _one_run(spans: list[Any], logs: list[Any] | None = None) -> ScorerRun:
-    result = build_runs(Trace(TRACE, spans, logs or []))
-    assert len(result.runs) == 1, result
-    return result.runs[0]
-
-
-def _history(run: ScorerRun) -> list[tuple[str, str]]:
-    return [(m.role, m.text) for m in run.input.remembered_messages]
-
-
-def _tools(run: ScorerRun) -> list[tuple[str, str, Any, Any, str]]:
-    return [(t.tool_name, t.tool_call_id, t.args, t.result, t.state)
-            for t in run.output[0].tool_invocations]
-
-
 def test_otel_genai_agent_chat_and_tool() -> None:
     names = [f["name"] for f in FIX["otel_genai"] if "log_events" not in f]
-    run = _one_run(_spans("otel_genai", names))
+    run = one_run(_spans("otel_genai", names))
     t = run.target
     assert (t.convention, t.entity_name, t.entity_id, t.conversation_id) == (
         "genai", "WeatherAgent", "asst_5j66UpCp", "conv_42")
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert [(m.role, m.text) for m in run.input.input_messages] == [("user", QUESTION)]
-    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert history_of(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
     assert "rememberedMessages" in t.derived  # inferred, not read
     assert run.output[0].text == ANSWER
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     assert t.content_captured and not t.truncated
 
 
@@ -73,7 +58,7 @@ def test_otel_genai_legacy_log_events_make_a_bare_run() -> None:
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert [m.text for m in run.input.input_messages] == [QUESTION]
     # The tool round in the call's input belongs to this invocation's output.
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     assert run.output[0].text == ANSWER
 
 
@@ -86,7 +71,7 @@ def test_openinference_agent_llm_tool() -> None:
         del second[k]
     spans.append(span("ChatCompletion", second, parent="00f067aa0ba902b7", start=5000,
                       end=6000))
-    run = _one_run(spans)
+    run = one_run(spans)
     t = run.target
     assert (t.convention, t.entity_name, t.conversation_id, t.resource_id) == (
         "openinference", "WeatherAgent", "sess-42", "ana@example.com")
@@ -94,13 +79,13 @@ def test_openinference_agent_llm_tool() -> None:
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert [m.text for m in run.input.input_messages] == [QUESTION]
     assert "inputMessages" not in t.derived  # the AGENT input.value is this turn's input
-    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert history_of(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
     assert run.output[0].text == ANSWER
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
 
 
 def test_openllmetry_decorators_and_legacy_prompts() -> None:
-    run = _one_run(_spans("openllmetry", [f["name"] for f in FIX["openllmetry"]]))
+    run = one_run(_spans("openllmetry", [f["name"] for f in FIX["openllmetry"]]))
     t = run.target
     assert (t.convention, t.entity_name, t.conversation_id, t.resource_id) == (
         "openllmetry", "weather_agent", "sess-42", "ana")
@@ -109,15 +94,15 @@ def test_openllmetry_decorators_and_legacy_prompts() -> None:
     # entity.input is a Python-args dump: the input comes from the first LLM call.
     assert [m.text for m in run.input.input_messages] == [QUESTION]
     assert "inputMessages" in t.derived
-    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert history_of(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
     assert run.output[0].text == ANSWER
     # The @tool span has no call id: joined by name with the prompt's call_1, counted once.
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
 
 
 def test_mastra_current_layout_remembered_is_exact() -> None:
     spans = _spans("mastra_otel_exporter", [f["name"] for f in FIX["mastra_otel_exporter"]])
-    run = _one_run(spans)
+    run = one_run(spans)
     t = run.target
     assert (t.convention, t.entity_name, t.entity_id, t.conversation_id, t.resource_id) == (
         "mastra", "Weather Agent", "weather-agent", "thread-123", "user-ana")
@@ -125,11 +110,11 @@ def test_mastra_current_layout_remembered_is_exact() -> None:
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert run.input.tagged_system_messages == {}
     assert [m.text for m in run.input.input_messages] == [QUESTION]
-    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert history_of(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
     assert "rememberedMessages" not in t.derived  # model input minus agent input: exact
     assert run.output[0].text == ANSWER
     # model_generation.output.toolCalls and the execute_tool span: one call, with its result.
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
 
 
 def test_mastra_extra_system_messages_are_tagged_runtime() -> None:
@@ -141,8 +126,8 @@ def test_mastra_extra_system_messages_are_tagged_runtime() -> None:
         '{"role":"system","content":"You are a helpful weather assistant."}',
         '{"role":"system","content":"You are a helpful weather assistant."},'
         '{"role":"system","content":"<working_memory>Name: Ana</working_memory>"}')
-    run = _one_run([span(agent["span_name"], agent["attributes"], span_id="00f067aa0ba902b7"),
-                    span("model_generation gpt-4o-mini", gen, parent="00f067aa0ba902b7")])
+    run = one_run([span(agent["span_name"], agent["attributes"], span_id="00f067aa0ba902b7"),
+                   span("model_generation gpt-4o-mini", gen, parent="00f067aa0ba902b7")])
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert {k: [s.content for s in v] for k, v in run.input.tagged_system_messages.items()} == {
         "runtime": ["<working_memory>Name: Ana</working_memory>"]}
@@ -174,13 +159,13 @@ def test_openllmetry_log_event_mode_events_on_the_agent_span() -> None:
                                        "id": "call_1"}, 4002),
             ev("gen_ai.choice", {"index": 0, "finish_reason": "stop",
                                  "message": {"content": ANSWER}}, 4900)]
-    run = _one_run([agent, chat], logs)
+    run = one_run([agent, chat], logs)
     assert run.target.entity_name == "weather_agent"
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert [m.text for m in run.input.input_messages] == [QUESTION]
-    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert history_of(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
     assert run.output[0].text == ANSWER
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     assert run.target.content_captured is True
 
 
@@ -209,17 +194,17 @@ def test_mastra_legacy_layout_model_generation_is_the_chat_span() -> None:
         "gen_ai.tool.call.arguments": '{"city":"Paris"}',
         "gen_ai.tool.call.result": '{"temp_c":14,"conditions":"rain"}'},
         parent="0000000000005e90", start=3000, end=3500)
-    run = _one_run([span(agent_fx["span_name"], agent_fx["attributes"], span_id=root,
-                         start=1000, end=9000), chat, step, tool])
+    run = one_run([span(agent_fx["span_name"], agent_fx["attributes"], span_id=root,
+                        start=1000, end=9000), chat, step, tool])
     assert run.target.convention == "mastra"
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert run.input.tagged_system_messages == {}
     assert [m.text for m in run.input.input_messages] == [QUESTION]
-    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert history_of(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
     assert "rememberedMessages" not in run.target.derived
     assert run.output[0].text == ANSWER
     # The tool span two levels under the model call is found (Mastra itself finds none).
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
 
 
 def test_mastra_0x_exporter_layout() -> None:
@@ -245,15 +230,15 @@ def test_mastra_0x_exporter_layout() -> None:
         "gen_ai.tool.input": '{"city":"Paris"}',
         "gen_ai.tool.output": '{"temp_c":14,"conditions":"rain"}'}, parent=root,
         scope="@mastra/otel-exporter", start=3000, end=3500)
-    run = _one_run([agent, chat, tool])
+    run = one_run([agent, chat, tool])
     t = run.target
     assert (t.convention, t.entity_id, t.conversation_id, t.resource_id) == (
         "mastra", "weather-agent", "thread-123", "user-ana")
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert [m.text for m in run.input.input_messages] == [QUESTION]
-    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert history_of(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
     assert run.output[0].text == ANSWER
-    assert [(x[0], x[2], x[3], x[4]) for x in _tools(run)] == [
+    assert [(x[0], x[2], x[3], x[4]) for x in tools_of(run)] == [
         ("get_weather", {"city": "Paris"}, RESULT, "result")]
 
 
@@ -287,7 +272,7 @@ def test_openinference_llm_spans_with_raw_anthropic_request_and_response() -> No
                                    "agent.name": "weather-agent", "input.value": QUESTION,
                                    "input.mime_type": "text/plain"},
                  span_id=root, start=1000, end=9000)
-    run = _one_run([
+    run = one_run([
         agent,
         llm(history, {"role": "assistant", "content": tool_use["content"],
                       "stop_reason": "tool_use"}, 2000),
@@ -296,8 +281,8 @@ def test_openinference_llm_spans_with_raw_anthropic_request_and_response() -> No
             "stop_reason": "end_turn"}, 3000)])
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert [m.text for m in run.input.input_messages] == [QUESTION]
-    assert _history(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
+    assert history_of(run) == [("user", "Hi, I'm Ana."), ("assistant", "Hi Ana! How can I help?")]
     assert run.output[0].text == ANSWER  # no output.value on the agent: the last LLM's answer
-    assert _tools(run) == [("get_weather", "toolu_01", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "toolu_01", {"city": "Paris"}, RESULT, "result")]
     # The intermediate text stays, before the tool call, as an output part.
     assert [p.type for p in run.output[0].content.parts] == ["text", "tool-invocation", "text"]

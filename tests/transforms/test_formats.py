@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from scorers.types import ScorerRun
-from tests.transforms._runs import checked_build_runs
+from tests.transforms._runs import build_one_trace
 from tests.transforms._spans import TRACE, new_span_id, span
-from transforms import Trace
 from transforms._toolkit import (
     NMessage,
     Placeholder,
@@ -70,7 +69,7 @@ def _tool(root: str, start: int, result: Any, *, call: str = "call_1",
 
 
 def _one_run(spans: list[Span], logs: list[LogEvent] | None = None) -> tuple[ScorerRun, Any]:
-    result = checked_build_runs(Trace(TRACE, spans, logs or []))
+    result = build_one_trace(spans, logs)
     assert len(result.runs) == 1
     return result.runs[0], result.reasons
 

@@ -8,10 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scorers.types import Message, ScorerRun
-from tests.transforms._runs import checked_build_runs
+from tests.transforms._runs import all_runs, calls_of
 from tests.transforms._spans import TRACE, new_span_id, span
-from transforms import group_traces
 from transforms.types import LogEvent, Span, SpanEvent
 
 SCOPE = "gcp.vertex.agent"
@@ -100,19 +98,8 @@ def _legacy_turn(*, content: bool) -> tuple[list[Span], list[LogEvent]]:
     return _agent(root, [c1, g1, tool, c2, g2]), _elided(g1, 1) + _elided(g2, 3)
 
 
-def _runs(spans: list[Span], logs: list[LogEvent] | None = None) -> list[ScorerRun]:
-    runs: list[ScorerRun] = []
-    for trace in group_traces(spans, logs or []).values():
-        runs += checked_build_runs(trace).runs
-    return runs
-
-
-def _calls(m: Message) -> list[tuple[str, str, Any, str, Any]]:
-    return [(t.tool_call_id, t.tool_name, t.args, t.state, t.result) for t in m.tool_invocations]
-
-
 def test_legacy_call_llm_request_and_response_are_the_model_calls() -> None:
-    [run] = _runs(*_legacy_turn(content=True))
+    [run] = all_runs(*_legacy_turn(content=True))
     assert run.target.entity_name == "weather_agent"
     assert run.target.convention == "genai"
     assert run.target.conversation_id == "conv-42"
@@ -122,17 +109,17 @@ def test_legacy_call_llm_request_and_response_are_the_model_calls() -> None:
     assert out.text == ANSWER
     # role `model` is the assistant; the function_call / function_response parts are the call
     # and its result, joined with the tool span.
-    assert _calls(out) == [("call_paris_1", "get_weather", {"city": "Paris"}, "result", PARIS)]
+    assert calls_of(out) == [("call_paris_1", "get_weather", {"city": "Paris"}, "result", PARIS)]
     assert [p.type for p in out.content.parts] == ["text", "tool-invocation", "text"]
 
 
 def test_elided_log_records_of_a_call_whose_content_is_on_call_llm_are_no_redaction() -> None:
-    [run] = _runs(*_legacy_turn(content=True))
+    [run] = all_runs(*_legacy_turn(content=True))
     assert run.target.content_captured is True
 
 
 def test_legacy_placeholders_are_no_content_never_empty_texts_or_results() -> None:
-    [run] = _runs(*_legacy_turn(content=False))
+    [run] = all_runs(*_legacy_turn(content=False))
     assert run.target.content_captured is False
     blob = json.dumps(run.model_dump(mode="json", by_alias=True), ensure_ascii=False)
     assert "<elided>" not in blob
@@ -215,23 +202,23 @@ def _schema2_turn(trace_id: str, tool_status: str = "UNSET") -> list[Span]:
 
 
 def test_one_run_per_invoke_agent_under_the_workflow_span() -> None:
-    [run] = _runs(_schema2_turn("5" * 32))
+    [run] = all_runs(_schema2_turn("5" * 32))
     assert run.target.entity_name == "weather_agent"
     assert run.target.conversation_id == "conv-42"
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
 
 
 def test_streamed_chunks_listed_as_output_messages_are_not_output() -> None:
-    [run] = _runs(_schema2_turn("6" * 32))
+    [run] = all_runs(_schema2_turn("6" * 32))
     [out] = run.output
     assert out.text == ANSWER
     texts = [p.text for p in out.content.parts if p.type == "text"]  # type: ignore[union-attr]
     assert texts == [LEAD_IN, ANSWER]
-    assert _calls(out) == [("call_paris_1", "get_weather", {"city": "Paris"}, "result", PARIS)]
+    assert calls_of(out) == [("call_paris_1", "get_weather", {"city": "Paris"}, "result", PARIS)]
 
 
 def test_a_failed_tool_has_the_exception_message_as_its_error() -> None:
-    [run] = _runs(_schema2_turn("7" * 32, tool_status="ERROR"))
+    [run] = all_runs(_schema2_turn("7" * 32, tool_status="ERROR"))
     [inv] = run.output[0].tool_invocations
     assert inv.state == "output-error"
     assert inv.error_text == "weather service unavailable for Paris"
@@ -246,7 +233,7 @@ def test_a_tool_failure_reported_by_the_error_callback_is_an_error_with_its_text
     tool.attributes["error.type"] = "TOOL_ERROR"
     tool.attributes["gen_ai.tool.call.result"] = json.dumps(
         {"error": "weather service unavailable for Paris"})
-    [run] = _runs(spans)
+    [run] = all_runs(spans)
     [inv] = run.output[0].tool_invocations
     assert (inv.state, inv.error_text) == ("output-error", "weather service unavailable for Paris")
 
@@ -259,7 +246,7 @@ def test_the_merged_response_span_of_parallel_calls_is_no_tool_call() -> None:
         "gen_ai.tool.description": "(merged tools)",
         "gen_ai.tool.call.id": "d009a466-9d35-4cbb-ba7a-8a5f942db5f2"},
         parent=root, start=312, end=320, scope=SCOPE, trace_id="9" * 32))
-    [run] = _runs(spans)
+    [run] = all_runs(spans)
     assert [t.tool_name for t in run.output[0].tool_invocations] == ["get_weather"]
 
 
@@ -313,11 +300,11 @@ def test_a_single_turn_sub_agent_is_a_run_of_its_own_and_its_tools_stay_in_it() 
     ]
     for s in spans:
         s.trace_id = t
-    runs = sorted(_runs(spans), key=lambda r: r.target.started_at or 0)
+    runs = sorted(all_runs(spans), key=lambda r: r.target.started_at or 0)
     assert [r.target.entity_name for r in runs] == ["weather_agent", "forecast_agent"]
     [root_out], [sub_out] = runs[0].output, runs[1].output
-    assert (root_out.text, _calls(root_out)) == (ANSWER, [
+    assert (root_out.text, calls_of(root_out)) == (ANSWER, [
         ("call_fc_1", "forecast_agent", {"request": "Paris"}, "result", {"result": "14°C"})])
-    assert (sub_out.text, _calls(sub_out)) == ("14°C", [
+    assert (sub_out.text, calls_of(sub_out)) == ("14°C", [
         ("call_paris_1", "get_weather", {"city": "Paris"}, "result", PARIS)])
     assert [m.text for m in runs[1].input.input_messages] == ["Paris"]

@@ -14,9 +14,8 @@ import json
 from typing import Any
 
 from scorers.types import RunTarget, ScorerRun
-from tests.transforms._runs import checked_build_runs
+from tests.transforms._runs import all_runs
 from tests.transforms._spans import new_span_id, span
-from transforms import group_traces
 from transforms.types import Span, SpanEvent
 
 SCOPE = "openinference.instrumentation.langchain"
@@ -164,13 +163,6 @@ def _turn2(trace_id: str = "2" * 32) -> list[Span]:
             m1, _llm(m1.span_id, 100_110, history, ANSWER2, [], trace_id)]
 
 
-def _runs(spans: list[Span]) -> list[ScorerRun]:
-    runs: list[ScorerRun] = []
-    for trace in group_traces(spans).values():
-        runs += checked_build_runs(trace).runs
-    return runs
-
-
 def _target(run: ScorerRun) -> RunTarget:
     assert run.target is not None
     return run.target
@@ -182,7 +174,7 @@ def _tools(run: ScorerRun) -> list[tuple[str, Any, str, Any, str | None]]:
 
 
 def test_one_run_per_graph_invocation_with_instructions_from_the_model_call() -> None:
-    [run] = _runs(_turn1())
+    [run] = all_runs(_turn1())
     assert _target(run).entity_name == "weather-agent"
     assert _target(run).conversation_id == "conv-42"
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
@@ -194,7 +186,7 @@ def test_one_run_per_graph_invocation_with_instructions_from_the_model_call() ->
 def test_a_graph_node_the_instrumentor_marks_as_agent_is_a_step_not_a_run() -> None:
     # create_react_agent's model node is called "agent": an AGENT span of its own name under
     # the graph's AGENT span, once per model round.
-    [run] = _runs(_turn1(model_node="agent"))
+    [run] = all_runs(_turn1(model_node="agent"))
     assert _target(run).entity_name == "weather-agent"
     assert run.output[0].text == ANSWER
     assert [t[0] for t in _tools(run)] == ["call_paris_1", "call_berlin_1"]
@@ -202,7 +194,7 @@ def test_a_graph_node_the_instrumentor_marks_as_agent_is_a_step_not_a_run() -> N
 
 def test_an_unnamed_graph_without_any_agent_span_is_one_run_per_invocation() -> None:
     # create_agent without name=: the root is a CHAIN called "LangGraph", no AGENT span at all.
-    [run] = _runs(_turn1(name="LangGraph", root_kind="CHAIN"))
+    [run] = all_runs(_turn1(name="LangGraph", root_kind="CHAIN"))
     assert _target(run).entity_name == "LangGraph"
     assert [m.text for m in run.input.input_messages] == [QUESTION]
     assert run.output[0].text == ANSWER
@@ -211,7 +203,7 @@ def test_an_unnamed_graph_without_any_agent_span_is_one_run_per_invocation() -> 
 
 def test_parallel_tools_join_by_the_tool_message_id_and_a_failure_keeps_the_reported_error() -> None:
     for berlin_first in (True, False):
-        [run] = _runs(_turn1(berlin_first=berlin_first))
+        [run] = all_runs(_turn1(berlin_first=berlin_first))
         assert _tools(run) == [
             ("call_paris_1", {"city": "Paris"}, "result", PARIS, None),
             # The exception's message (the span's `exception` event; the ToolMessage the app
@@ -221,7 +213,7 @@ def test_parallel_tools_join_by_the_tool_message_id_and_a_failure_keeps_the_repo
 
 
 def test_the_checkpointed_history_keeps_a_failed_tool_message() -> None:
-    [run] = _runs(_turn2())
+    [run] = all_runs(_turn2())
     assert [m.text for m in run.input.input_messages] == [FOLLOW_UP]
     remembered = run.input.remembered_messages
     assert [(m.role, m.text) for m in remembered] == [
@@ -235,7 +227,7 @@ def test_the_checkpointed_history_keeps_a_failed_tool_message() -> None:
 
 
 def test_request_context_is_the_graph_runs_metadata_not_its_nodes() -> None:
-    [run] = _runs(_turn2())
+    [run] = all_runs(_turn2())
     # The invocation's metadata (the app's thread_id, what create_agent attaches to the graph);
     # the nodes' langgraph_node / langgraph_step are per-step bookkeeping, not the run's.
     assert run.request_context == THREAD_METADATA

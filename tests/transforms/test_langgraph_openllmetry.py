@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scorers.types import ScorerRun
-from tests.transforms._runs import checked_build_runs
+from tests.transforms._runs import one_run
 from tests.transforms._spans import new_span_id, span
-from transforms import detect_conventions, group_traces
+from transforms import detect_conventions
 from transforms.types import Span
 
 SYSTEM = [{"type": "text", "content": "You are a weather bot."}]
@@ -84,15 +83,8 @@ def _invocation(graph_attrs: dict[str, Any], tool_output: Any) -> list[Span]:
     ]
 
 
-def _one_run(spans: list[Span]) -> ScorerRun:
-    traces = group_traces(spans)
-    runs = checked_build_runs(next(iter(traces.values()))).runs
-    assert len(runs) == 1, [r.target.entity_name if r.target else None for r in runs]
-    return runs[0]
-
-
 def test_a_langgraph_invocation_is_one_openllmetry_run() -> None:
-    run = _one_run(_invocation(GRAPH, '{"temp_c": 14, "conditions": "rain"}'))
+    run = one_run(_invocation(GRAPH, '{"temp_c": 14, "conditions": "rain"}'))
     assert run.target is not None
     assert (run.target.convention, run.target.entity_name, run.target.conversation_id) == (
         "openllmetry", "weather-agent", "conv-42")
@@ -101,7 +93,7 @@ def test_a_langgraph_invocation_is_one_openllmetry_run() -> None:
 
 
 def test_the_tool_span_gives_the_call_id_arguments_and_unwrapped_result() -> None:
-    run = _one_run(_invocation(GRAPH, '{"temp_c": 14, "conditions": "rain"}'))
+    run = one_run(_invocation(GRAPH, '{"temp_c": 14, "conditions": "rain"}'))
     [inv] = run.output[0].tool_invocations
     assert (inv.tool_call_id, inv.tool_name, inv.args, inv.result, inv.state) == (
         "call_1", "get_weather", {"city": "Paris"}, {"temp_c": 14, "conditions": "rain"},

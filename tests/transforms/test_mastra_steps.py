@@ -16,8 +16,8 @@ import json
 from typing import Any
 
 from scorers.types import ScorerRun
-from tests.transforms._spans import TRACE, span
-from transforms import Trace, build_runs
+from tests.transforms._runs import one_run, tags_of
+from tests.transforms._spans import span
 
 INSTRUCTIONS = "You are a weather bot. Answer in one short sentence."
 QUESTION = "What is the weather in Paris?"
@@ -73,19 +73,13 @@ def _run(steps: list[Step], *, root_text: str | None = None) -> ScorerRun:
                 "gen_ai.tool.call.arguments": json.dumps({"city": "Paris"}),
                 "gen_ai.tool.call.result": json.dumps({"temp_c": 14})},
                 parent=spans[-1].span_id, start=7_000 + 10_000 * i, end=8_000 + 10_000 * i))
-    result = build_runs(Trace(TRACE, spans, []))
-    assert len(result.runs) == 1, result
-    return result.runs[0]
+    return one_run(spans)
 
 
 def _texts(run: ScorerRun) -> list[str]:
     """The output's text parts in order (intermediate texts, then the answer)."""
     (msg,) = run.output
     return [p.text for p in msg.content.parts or [] if p.type == "text"]
-
-
-def _tags(run: ScorerRun) -> dict[str, list[str]]:
-    return {k: [m.content for m in v] for k, v in run.input.tagged_system_messages.items()}
 
 
 def test_a_retried_answer_is_the_last_steps_and_the_feedback_is_tagged() -> None:
@@ -95,20 +89,20 @@ def test_a_retried_answer_is_the_last_steps_and_the_feedback_is_tagged() -> None
     assert _texts(run) == [ACCEPTED]  # the rejected answer is no intermediate text either
     assert [t.tool_call_id for t in run.output[0].tool_invocations] == ["call_paris_1"]
     assert [m.content for m in run.input.system_messages] == [INSTRUCTIONS]
-    assert _tags(run) == {"processor-retry-feedback": [RETRY]}
+    assert tags_of(run) == {"processor-retry-feedback": [RETRY]}
 
 
 def test_a_retry_without_tools_gives_the_accepted_answer() -> None:
     run = _run([(REJECTED, False, [INSTRUCTIONS]), (ACCEPTED, False, [INSTRUCTIONS, RETRY])])
     assert _texts(run) == [ACCEPTED]
-    assert _tags(run) == {"processor-retry-feedback": [RETRY]}
+    assert tags_of(run) == {"processor-retry-feedback": [RETRY]}
 
 
 def test_text_before_a_tool_call_is_intermediate_text_not_the_answer() -> None:
     run = _run([(LEAD_IN, True, [INSTRUCTIONS]), (ACCEPTED, False, [INSTRUCTIONS])])
     assert run.output[0].text == ACCEPTED
     assert _texts(run) == [LEAD_IN, ACCEPTED]
-    assert _tags(run) == {}
+    assert tags_of(run) == {}
 
 
 def test_an_answer_that_is_not_the_steps_joined_is_kept() -> None:
@@ -128,7 +122,7 @@ def test_one_step_or_a_tool_step_and_an_answer_change_nothing() -> None:
     assert _texts(_run([(ACCEPTED, False, [INSTRUCTIONS])])) == [ACCEPTED]
     run = _run([("", True, [INSTRUCTIONS]), (ACCEPTED, False, [INSTRUCTIONS])])
     assert _texts(run) == [ACCEPTED]
-    assert _tags(run) == {}
+    assert tags_of(run) == {}
 
 
 def test_a_later_steps_unknown_system_message_is_runtime_after_the_first_calls() -> None:
@@ -136,5 +130,5 @@ def test_a_later_steps_unknown_system_message_is_runtime_after_the_first_calls()
     extra = "Be brief."
     run = _run([("", True, [INSTRUCTIONS, memory]),
                 (ACCEPTED, False, [INSTRUCTIONS, memory, extra, RETRY])])
-    assert _tags(run) == {"memory": [memory], "runtime": [extra],
-                          "processor-retry-feedback": [RETRY]}
+    assert tags_of(run) == {"memory": [memory], "runtime": [extra],
+                            "processor-retry-feedback": [RETRY]}

@@ -4,16 +4,10 @@ inside a tool that runs under a model-call span is a call of its own."""
 
 from __future__ import annotations
 
-from tests.transforms._runs import checked_build_runs
+from tests.transforms._runs import build_one_trace
 from tests.transforms._spans import TRACE, new_span_id, span
 from tests.transforms.test_tool_rules import ASK, SYSTEM, _agent, _chat, _final
-from transforms import BuildResult, group_traces
 from transforms.types import Span
-
-
-def _build(spans: list[Span]) -> BuildResult:
-    (trace,) = group_traces(spans).values()
-    return checked_build_runs(trace)
 
 
 def _outer(root: str, outer: str) -> Span:
@@ -27,7 +21,7 @@ def test_a_call_recorded_twice_keeps_the_outer_record() -> None:
     inner = _chat(outer, 200, [*SYSTEM, ASK, {"role": "user", "parts": [
         {"type": "text", "content": "a prompt the outer library rewrote"}]}],
         _final("Inner says rain."))
-    result = _build(_agent([_outer(root, outer), inner], root))
+    result = build_one_trace(_agent([_outer(root, outer), inner], root))
     assert result.reasons == {"nested_call": 1}
     (run,) = result.runs
     assert [m.text for m in run.input.input_messages] == ["Weather in Paris and Berlin?"]
@@ -41,7 +35,7 @@ def test_a_call_inside_a_tool_is_not_merged_into_the_call_around_it() -> None:
                   span_id=tool, parent=outer, start=150, end=800)
     inner = _chat(tool, 200, [{"role": "user", "parts": [
         {"type": "text", "content": "Sub question"}]}], _final("Sub answer."))
-    result = _build(_agent([_outer(root, outer), lookup, inner], root))
+    result = build_one_trace(_agent([_outer(root, outer), lookup, inner], root))
     assert "nested_call" not in result.reasons
     (run,) = result.runs
     assert [m.text for m in run.output] == ["Outer says rain."]
@@ -50,7 +44,7 @@ def test_a_call_inside_a_tool_is_not_merged_into_the_call_around_it() -> None:
 def test_a_run_points_at_its_trace_and_agent_span() -> None:
     # The score record's trace id, score id and sampling all come from here.
     root = new_span_id()
-    (run,) = _build(_agent([_chat(root, 100, [*SYSTEM, ASK], _final("Rain."))], root)).runs
+    (run,) = build_one_trace(_agent([_chat(root, 100, [*SYSTEM, ASK], _final("Rain."))], root)).runs
     assert run.target is not None
     assert (run.target.trace_id, run.target.span_id, run.target.entity_type) == (
         TRACE, root, "agent_run")

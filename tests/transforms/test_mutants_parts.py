@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.transforms._runs import one_run
 from tests.transforms._spans import new_span_id
-from tests.transforms.test_tool_rules import ASK, SYSTEM, _agent, _chat, _final, _run
+from tests.transforms.test_tool_rules import ASK, SYSTEM, _agent, _chat, _final
 from transforms._toolkit import MAX_JSON_DEPTH, parse_json_attr, tool_args
 
 
@@ -23,8 +24,8 @@ def test_history_keeps_reasoning_in_every_spelling_and_drops_empty_parts() -> No
         {"type": "text", "content": {"unknown": "shape"}},
         {"type": "text", "text": "It rains."}]}
     follow_up = {"role": "user", "parts": [{"type": "text", "content": "And Berlin?"}]}
-    run = _run(_agent([_chat(root, 100, [*SYSTEM, ASK, earlier, follow_up],
-                             _final("Sunny."))], root))
+    run = one_run(_agent([_chat(root, 100, [*SYSTEM, ASK, earlier, follow_up],
+                                _final("Sunny."))], root))
     remembered = run.model_dump(mode="json", by_alias=True)["input"]["rememberedMessages"]
     assert [m["role"] for m in remembered] == ["user", "assistant"]
     assert remembered[1]["content"]["parts"] == [
@@ -40,7 +41,7 @@ def _tool_round(response: Any) -> Any:
          "arguments": {"city": "Paris"}}]}
     result = {"role": "tool", "parts": [
         {"type": "tool_call_response", "id": "call_p", "response": response}]}
-    run = _run(_agent([
+    run = one_run(_agent([
         _chat(root, 100, [*SYSTEM, ASK], [call]),
         _chat(root, 300, [*SYSTEM, ASK, call, result], _final("Rain, 12 C."))], root))
     (invocation,) = run.output[0].tool_invocations
@@ -92,7 +93,7 @@ def _calls(call_parts: list[dict[str, Any]], result_parts: list[dict[str, Any]]
     root = new_span_id()
     call = {"role": "assistant", "finish_reason": "tool_call", "parts": call_parts}
     result = {"role": "tool", "parts": result_parts}
-    run = _run(_agent([
+    run = one_run(_agent([
         _chat(root, 100, [*SYSTEM, ASK], [call]),
         _chat(root, 300, [*SYSTEM, ASK, call, result], _final("Rain."))], root))
     return [(t.tool_call_id, t.tool_name, t.state, t.args, t.result)
@@ -131,7 +132,7 @@ def test_openai_chat_messages_plain_string_inputs_and_tool_calls() -> None:
         {"id": "c2", "name": "get_time", "input": {"tz": "CET"}}]}
     results = [{"role": "tool", "tool_call_id": "c1", "content": "rain"},
                {"role": "tool", "tool_call_id": "c2", "content": "noon"}]
-    run = _run(_agent([
+    run = one_run(_agent([
         _chat(root, 100, ["Weather in Paris?"], [call]),
         _chat(root, 300, ["Weather in Paris?", call, *results], _final("Rain at noon."))],
         root))

@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scorers.types import ScorerRun
-from tests.transforms._runs import checked_build_runs
+from tests.transforms._runs import one_trace_runs
 from tests.transforms._spans import new_span_id, span
-from transforms import group_traces
 from transforms.types import Span, SpanEvent
 
 SCOPE = "openinference.instrumentation.langchain"
@@ -51,15 +49,10 @@ def _graph(kind: str, name: str, root: str, children: list[Span]) -> list[Span]:
                  span_id=root, start=0, end=10_000, scope=SCOPE), *children]
 
 
-def _runs(spans: list[Span]) -> list[ScorerRun]:
-    [trace] = group_traces(spans).values()
-    return checked_build_runs(trace).runs
-
-
 def test_a_graph_node_marked_agent_is_a_step_of_the_graphs_run() -> None:
     root, node1, node2 = new_span_id(), new_span_id(), new_span_id()
     # create_react_agent's model node is called `agent`: the instrumentation marks it AGENT.
-    runs = _runs(_graph("AGENT", "weather-agent", root, [
+    runs = one_trace_runs(_graph("AGENT", "weather-agent", root, [
         span("agent", {"openinference.span.kind": "AGENT", "metadata": _node_meta("agent")},
              span_id=node1, parent=root, start=100, end=200, scope=SCOPE),
         _llm(node1, 110, _call("call_1", "Paris")),
@@ -76,7 +69,7 @@ def test_a_graph_node_marked_agent_is_a_step_of_the_graphs_run() -> None:
 
 def test_an_unnamed_graph_a_root_chain_is_one_run() -> None:
     root, node = new_span_id(), new_span_id()
-    runs = _runs(_graph("CHAIN", "LangGraph", root, [
+    runs = one_trace_runs(_graph("CHAIN", "LangGraph", root, [
         span("model", {"openinference.span.kind": "CHAIN", "metadata": _node_meta("model")},
              span_id=node, parent=root, start=100, end=200, scope=SCOPE),
         _llm(node, 110, {"role": "assistant", "content": ANSWER}),
@@ -91,7 +84,7 @@ def test_an_unnamed_graph_a_root_chain_is_one_run() -> None:
 def test_a_chain_whose_parent_is_missing_is_no_run_root() -> None:
     node = new_span_id()
     # Only a node of a graph arrived (its graph span is missing): its model call is a bare run.
-    runs = _runs([
+    runs = one_trace_runs([
         span("model", {"openinference.span.kind": "CHAIN", "metadata": _node_meta("model")},
              span_id=node, parent="00000000000000aa", start=100, end=200, scope=SCOPE),
         _llm(node, 110, {"role": "assistant", "content": ANSWER}),
@@ -120,7 +113,7 @@ def test_a_tool_spans_call_id_is_the_one_its_tool_message_carries() -> None:
             "tool_calls.1.tool_call.id": "call_b",
             "tool_calls.1.tool_call.function.name": "get_weather",
             "tool_calls.1.tool_call.function.arguments": '{"city": "Berlin"}'}
-    runs = _runs(_graph("AGENT", "weather-agent", root, [
+    runs = one_trace_runs(_graph("AGENT", "weather-agent", root, [
         _llm(root, 100, both),
         # Parallel tools: Berlin's span starts first; only the ToolMessage names its call.
         _tool(root, 200, "Berlin", **_tool_message("call_b", '{"temp_c": 9}')),
@@ -139,7 +132,7 @@ def test_a_failed_tools_error_text_is_its_exceptions_message_not_the_traceback()
                              "call last):\n  File \"tool.py\", line 3\n")
     failed.events.append(SpanEvent("exception", 210, {
         "exception.type": "WeatherServiceError", "exception.message": "service unavailable"}))
-    runs = _runs(_graph("AGENT", "weather-agent", root, [
+    runs = one_trace_runs(_graph("AGENT", "weather-agent", root, [
         _llm(root, 100, _call("call_b", "Berlin")), failed,
         _llm(root, 300, {"role": "assistant", "content": "Berlin is unavailable."}),
     ]))

@@ -11,10 +11,8 @@ from typing import Any
 
 import pytest
 
-from scorers.types import Message, ScorerRun
-from tests.transforms._runs import checked_build_runs
+from tests.transforms._runs import all_runs, calls_of
 from tests.transforms._spans import new_span_id, span
-from transforms import group_traces
 from transforms.types import Span
 
 SCOPE = "openinference.instrumentation.smolagents"
@@ -129,19 +127,8 @@ def _turn2() -> list[Span]:
     return _agent(FOLLOW_UP, ANSWER2, steps, root, 100_000, "2" * 32)
 
 
-def _runs(spans: list[Span]) -> list[ScorerRun]:
-    runs: list[ScorerRun] = []
-    for trace in group_traces(spans).values():
-        runs += checked_build_runs(trace).runs
-    return runs
-
-
-def _calls(m: Message) -> list[tuple[str, str, Any, str, Any]]:
-    return [(t.tool_call_id, t.tool_name, t.args, t.state, t.result) for t in m.tool_invocations]
-
-
 def test_one_run_per_agent_run_answer_from_final_answer_tool_from_get_weather() -> None:
-    [run] = _runs(_turn1())
+    [run] = all_runs(_turn1())
     assert run.target.entity_name == "weather_agent"
     assert run.target.conversation_id == "conv-42"
     assert [m.text for m in run.input.input_messages] == [QUESTION]
@@ -151,20 +138,20 @@ def test_one_run_per_agent_run_answer_from_final_answer_tool_from_get_weather() 
     assert out.text == ANSWER
     # The lead-in, get_weather with the observation it returned, then the answer; the
     # final_answer call is how the agent answered, not a tool it used.
-    assert _calls(out) == [("call_1", "get_weather", {"city": "Paris"}, "result",
-                            {"temp_c": 14, "conditions": "rain"})]
+    assert calls_of(out) == [("call_1", "get_weather", {"city": "Paris"}, "result",
+                              {"temp_c": 14, "conditions": "rain"})]
     assert [p.type for p in out.content.parts] == ["text", "tool-invocation", "text"]
     assert out.content.parts[0].text == LEAD_IN  # type: ignore[union-attr]
 
 
 def test_memory_rendered_as_text_is_the_remembered_conversation() -> None:
-    [run] = _runs(_turn2())
+    [run] = all_runs(_turn2())
     assert [m.text for m in run.input.input_messages] == [FOLLOW_UP]
     remembered = run.input.remembered_messages
     assert [(m.role, m.text) for m in remembered] == [
         ("user", QUESTION), ("assistant", LEAD_IN), ("assistant", ANSWER)]
-    assert _calls(remembered[1]) == [("call_1", "get_weather", {"city": "Paris"}, "result",
-                                      {"temp_c": 14, "conditions": "rain"})]
+    assert calls_of(remembered[1]) == [("call_1", "get_weather", {"city": "Paris"}, "result",
+                                        {"temp_c": 14, "conditions": "rain"})]
     assert "rememberedMessages" in run.target.derived
     [out] = run.output
     assert out.text == ANSWER2 and out.tool_invocations == []
@@ -173,7 +160,7 @@ def test_memory_rendered_as_text_is_the_remembered_conversation() -> None:
 def test_a_streamed_run_whose_output_is_the_events_reprs_takes_the_final_answer_call() -> None:
     reprs = ("ChatMessageStreamDelta(content='Let me l', tool_calls=None, token_usage=None)"
              "ChatMessageStreamDelta(content='ook that up.', tool_calls=None, token_usage=None)")
-    [run] = _runs(_turn1(output=reprs))
+    [run] = all_runs(_turn1(output=reprs))
     assert run.output[0].text == ANSWER
     assert "ChatMessageStreamDelta" not in json.dumps(run.model_dump(mode="json"))
 
@@ -190,7 +177,7 @@ def test_one_observation_per_parallel_call_in_call_id_order() -> None:
     steps = [span("Step 1", {"openinference.span.kind": "CHAIN"}, span_id=s1, parent=root,
                   start=100, end=500, scope=SCOPE),
              _llm(s1, 110, memory, None, [("call_f", "final_answer", {"answer": ANSWER2})])]
-    [run] = _runs(_agent(FOLLOW_UP, ANSWER2, steps, root, 0, "3" * 32))
+    [run] = all_runs(_agent(FOLLOW_UP, ANSWER2, steps, root, 0, "3" * 32))
     [_, calling] = run.input.remembered_messages
     assert [(t.tool_call_id, t.args, t.result) for t in calling.tool_invocations] == [
         ("call_b", {"city": "Berlin"}, {"city": "Berlin"}),
@@ -210,6 +197,6 @@ def test_a_tool_call_memory_that_is_no_python_literal_stays_text(rendered: str) 
     steps = [span("Step 1", {"openinference.span.kind": "CHAIN"}, span_id=s1, parent=root,
                   start=100, end=500, scope=SCOPE),
              _llm(s1, 110, memory, None, [("call_f", "final_answer", {"answer": ANSWER2})])]
-    [run] = _runs(_agent(FOLLOW_UP, ANSWER2, steps, root, 0, "4" * 32))
+    [run] = all_runs(_agent(FOLLOW_UP, ANSWER2, steps, root, 0, "4" * 32))
     assert [(m.role, m.text) for m in run.input.remembered_messages] == [
         ("user", QUESTION), ("assistant", rendered)]

@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from scorers.types import ScorerRun
-from tests.transforms._spans import TRACE, new_span_id, span
-from transforms import Trace, build_runs
+from tests.transforms._runs import one_trace_runs
+from tests.transforms._spans import new_span_id, span
 from transforms.types import Span, SpanEvent
 
 SYSTEM = "You are a weather bot."
@@ -44,10 +44,6 @@ def _op(name: str, parent: str | None, start: int, end: int, op: str,
                     "session.id": "conv-42", **attrs}, parent=parent, start=start, end=end)
     s.events = events
     return s
-
-
-def _build(spans: list[Span]) -> list[ScorerRun]:
-    return build_runs(Trace(TRACE, spans, [])).runs
 
 
 def _summary(run: ScorerRun) -> dict[str, Any]:
@@ -111,7 +107,7 @@ def _legacy_turn_1(*, tool_failed: bool = False) -> list[Span]:
 def test_default_mode_events_hold_converse_blocks_read_as_one_run_per_turn() -> None:
     # Every message is a span event whose `content`/`message` is a JSON list of Converse
     # blocks; the loop-step spans repeat them; the tool span's own events hold its run.
-    runs = _build(_legacy_turn_1())
+    runs = one_trace_runs(_legacy_turn_1())
     assert len(runs) == 1
     assert _summary(runs[0]) == {
         "entity": "weather-agent", "conversation": "conv-42", "input": [QUESTION],
@@ -139,7 +135,7 @@ def test_default_mode_history_resent_by_the_agent_is_remembered_with_its_tool_re
         *[_ev(e.name, e.time_unix_nano + 10, **e.attributes) for e in history],
         _ev("gen_ai.choice", 6_999, message=_blocks(ANSWER_2), finish_reason="end_turn"),
     ], **USAGE)
-    got = _summary(_build([agent, cycle, chat])[0])
+    got = _summary(one_trace_runs([agent, cycle, chat])[0])
     assert got["input"] == [FOLLOW_UP]
     assert got["remembered"] == [
         ("user", QUESTION, []),
@@ -152,7 +148,7 @@ def test_default_mode_history_resent_by_the_agent_is_remembered_with_its_tool_re
 def test_a_failed_tool_reports_what_the_model_was_told() -> None:
     # The span status has only the exception's message; the text the agent handed the model
     # (its own record of the result) is the error text.
-    got = _summary(_build(_legacy_turn_1(tool_failed=True))[0])
+    got = _summary(one_trace_runs(_legacy_turn_1(tool_failed=True))[0])
     assert got["tools"] == [("call_1", {"city": "Paris"}, None, ERROR_TEXT, "output-error")]
 
 
@@ -199,7 +195,7 @@ def test_latest_mode_one_calls_record_split_over_several_events_is_one_call() ->
         _details(6_999, "gen_ai.output.messages", [_parts("assistant", ANSWER,
                                                           finish="end_turn")]),
     ], **USAGE)
-    runs = _build([agent, chat1, tool, chat2])
+    runs = one_trace_runs([agent, chat1, tool, chat2])
     assert len(runs) == 1
     got = _summary(runs[0])
     assert (got["input"], got["system"], got["answer"]) == ([QUESTION], [SYSTEM], ANSWER)
@@ -220,7 +216,7 @@ def test_a_loop_step_with_message_attributes_is_no_model_call() -> None:
     chat = _op("chat", cycle.span_id, 1_200, 7_000, "chat", [], **{
         "gen_ai.input.messages": msgs, **USAGE,
         "gen_ai.output.messages": json.dumps([_parts("assistant", ANSWER, finish="end_turn")])})
-    runs = _build([agent, cycle, chat])
+    runs = one_trace_runs([agent, cycle, chat])
     assert len(runs) == 1
     got = _summary(runs[0])
     assert (got["input"], got["answer"], got["texts"]) == ([QUESTION], ANSWER, [ANSWER])
@@ -230,7 +226,7 @@ def test_the_agent_spans_own_events_are_the_run_when_no_model_call_arrived() -> 
     # Only the agent span (its model calls lost): its own events give the new input, the
     # instructions and the answer (without the line end `str(AgentResult)` adds).
     agent = _legacy_turn_1()[0]
-    got = _summary(_build([agent])[0])
+    got = _summary(one_trace_runs([agent])[0])
     assert (got["input"], got["system"], got["answer"]) == ([QUESTION], [SYSTEM], ANSWER)
 
 
@@ -244,7 +240,7 @@ def test_a_choice_carrying_its_reply_as_content_is_that_reply() -> None:
         _ev("gen_ai.user.message", 1_201, content=QUESTION),
         _ev("gen_ai.choice", 6_999, content=ANSWER, finish_reason="stop", index=0),
     ], **USAGE)
-    got = _summary(_build([agent, chat])[0])
+    got = _summary(one_trace_runs([agent, chat])[0])
     assert (got["input"], got["answer"], got["captured"]) == ([QUESTION], ANSWER, True)
 
 
@@ -261,7 +257,7 @@ def test_redacted_instructions_are_no_system_message() -> None:
         _ev(DETAILS, 1_202, **{"gen_ai.input.messages": redacted}),
         _ev(DETAILS, 6_999, **{"gen_ai.output.messages": redacted}),
     ], **USAGE)
-    run = _build([agent, chat])[0]
+    run = one_trace_runs([agent, chat])[0]
     assert run.target is not None and run.target.content_captured is False
     assert run.input.system_messages == []
     assert redacted not in json.dumps([m.text for m in run.input.input_messages])

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from scorers.types import ScorerRun
+from tests.transforms._runs import one_run, tags_of
 from tests.transforms._spans import TRACE, span
 from transforms import Trace, build_runs
 from transforms._system_tags import tag_for
@@ -55,38 +56,32 @@ def _mastra_run(system: list[str], *, legacy: bool = False) -> ScorerRun:
             "mastra.model_generation.input": json.dumps({"messages": prompt}),
             "mastra.model_generation.output": json.dumps({"text": ANSWER, "toolCalls": []})},
             parent=ROOT, start=2000, end=8000)
-    result = build_runs(Trace(TRACE, [agent, gen], []))
-    assert len(result.runs) == 1, result
-    return result.runs[0]
-
-
-def _tags(run: ScorerRun) -> dict[str, list[str]]:
-    return {k: [m.content for m in v] for k, v in run.input.tagged_system_messages.items()}
+    return one_run([agent, gen])
 
 
 def test_working_memory_and_semantic_recall_are_memory_in_prompt_order() -> None:
     run = _mastra_run([INSTRUCTIONS, RECALL, WORKING_MEMORY])
     assert [m.content for m in run.input.system_messages] == [INSTRUCTIONS]
-    assert _tags(run) == {"memory": [RECALL, WORKING_MEMORY]}
+    assert tags_of(run) == {"memory": [RECALL, WORKING_MEMORY]}
 
 
 def test_retry_feedback_has_its_own_tag() -> None:
     run = _mastra_run([INSTRUCTIONS, WORKING_MEMORY, RETRY])
-    assert _tags(run) == {"memory": [WORKING_MEMORY], "processor-retry-feedback": [RETRY]}
+    assert tags_of(run) == {"memory": [WORKING_MEMORY], "processor-retry-feedback": [RETRY]}
 
 
 def test_a_system_message_without_a_known_header_stays_runtime() -> None:
     # The per-call `system` option: Mastra tags it `user-provided`, but its export drops the tag
     # and the text is the app's own, so nothing says what it is.
     run = _mastra_run([INSTRUCTIONS, PER_CALL, WORKING_MEMORY, "<working_memory>Ana</...>"])
-    assert _tags(run) == {"runtime": [PER_CALL, "<working_memory>Ana</...>"],
-                          "memory": [WORKING_MEMORY]}
+    assert tags_of(run) == {"runtime": [PER_CALL, "<working_memory>Ana</...>"],
+                            "memory": [WORKING_MEMORY]}
 
 
 def test_the_legacy_layout_is_tagged_the_same_way() -> None:
     run = _mastra_run([INSTRUCTIONS, PER_CALL, READ_ONLY_MEMORY], legacy=True)
     assert [m.content for m in run.input.system_messages] == [INSTRUCTIONS]
-    assert _tags(run) == {"runtime": [PER_CALL], "memory": [READ_ONLY_MEMORY]}
+    assert tags_of(run) == {"runtime": [PER_CALL], "memory": [READ_ONLY_MEMORY]}
 
 
 def test_tag_for_reads_only_a_header_at_the_start() -> None:

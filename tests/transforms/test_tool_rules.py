@@ -9,9 +9,8 @@ import json
 from typing import Any
 
 from scorers.types import ScorerRun
-from tests.transforms._runs import checked_build_runs
+from tests.transforms._runs import one_run
 from tests.transforms._spans import new_span_id, span
-from transforms import Trace, group_traces
 from transforms.types import Span
 
 SYSTEM = [{"role": "system", "parts": [{"type": "text", "content": "You are a weather bot."}]}]
@@ -30,15 +29,6 @@ def _agent(children: list[Span], root: str, end: int = 10_000) -> list[Span]:
     return [span("invoke_agent weather-agent", {"gen_ai.operation.name": "invoke_agent",
                                                 "gen_ai.agent.name": "weather-agent"},
                  span_id=root, start=0, end=end), *children]
-
-
-def _run(spans: list[Span]) -> ScorerRun:
-    traces = group_traces(spans)
-    assert len(traces) == 1
-    trace: Trace = next(iter(traces.values()))
-    runs = checked_build_runs(trace).runs
-    assert len(runs) == 1
-    return runs[0]
 
 
 def _invocations(run: ScorerRun) -> list[tuple[str, str, Any, Any, str | None]]:
@@ -83,7 +73,7 @@ def test_an_errored_tool_span_is_an_output_error_even_when_the_app_sent_its_text
         _chat(root, 200, SYSTEM + [ASK, _two_calls(), results], _final()),
     ], root)
     spans[3].status_message = "service down"
-    assert _invocations(_run(spans)) == [
+    assert _invocations(one_run(spans)) == [
         ("get_weather", "result", {"city": "Paris"}, {"temp_c": 14}, None),
         ("get_weather", "output-error", {"city": "Berlin"}, None, "service down"),
     ]
@@ -98,7 +88,7 @@ def _fed_back(result_part: dict[str, Any]) -> list[tuple[str, str, Any, Any, str
         _chat(root, 200, SYSTEM + [ASK, call, {"role": "user", "parts": [result_part]}],
               _final()),
     ], root)
-    return _invocations(_run(spans))
+    return _invocations(one_run(spans))
 
 
 def test_an_anthropic_tool_result_with_is_error_is_an_output_error() -> None:
@@ -146,7 +136,7 @@ def test_tool_spans_without_call_ids_go_to_the_first_waiting_call_of_their_name(
         tool("get_weather", 120, '{"city":"Berlin"}', '{"temp_c":9}'),
         _chat(root, 200, SYSTEM + [ASK], _final()),
     ], root)
-    assert _invocations(_run(spans)) == [
+    assert _invocations(one_run(spans)) == [
         ("get_time", "result", {"tz": "CET"}, "12:00", None),
         ("get_weather", "result", {"city": "Paris"}, {"temp_c": 14}, None),
         ("get_weather", "result", {"city": "Berlin"}, {"temp_c": 9}, None),
@@ -165,7 +155,7 @@ def test_remembered_results_without_call_ids_go_to_the_first_waiting_call_of_the
                {"role": "assistant", "parts": [{"type": "text", "content": "Noon; 14 and 9."}]}]
     follow_up = {"role": "user", "parts": [{"type": "text", "content": "Umbrella?"}]}
     spans = _agent([_chat(root, 10, SYSTEM + history + [follow_up], _final("Yes."))], root)
-    run = _run(spans)
+    run = one_run(spans)
     calls = [m for m in run.input.remembered_messages if m.tool_invocations]
     assert len(calls) == 1
     assert [(t.tool_name, t.args, t.result) for t in calls[0].tool_invocations] == [
@@ -194,6 +184,6 @@ def test_a_call_recorded_twice_keeps_the_inner_records_truncated_flag() -> None:
              span_id=inner, parent=outer, start=10, end=900, kind="CLIENT",
              scope="com.anthropic.sdk.python"),
     ]
-    run = _run(spans)
+    run = one_run(spans)
     assert run.target is not None
     assert run.target.truncated is True

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from scorers.types import ScorerRun
+from tests.transforms._runs import history_of, one_run, one_trace_runs, tools_of
 from tests.transforms._spans import TRACE, load_fixtures, span
 from transforms import SpanEvent, Trace, build_runs
 
@@ -25,25 +26,6 @@ ROOT = "00f067aa0ba902b7"
 
 def _fx(conv: str, starts: str) -> dict[str, Any]:
     return next(f for f in FIX[conv] if f["name"].startswith(starts))
-
-
-def _runs(spans: list[Any]) -> list[ScorerRun]:
-    return build_runs(Trace(TRACE, spans)).runs
-
-
-def _one_run(spans: list[Any]) -> ScorerRun:
-    result = build_runs(Trace(TRACE, spans))
-    assert len(result.runs) == 1, result
-    return result.runs[0]
-
-
-def _history(run: ScorerRun) -> list[tuple[str, str]]:
-    return [(m.role, m.text) for m in run.input.remembered_messages]
-
-
-def _tools(run: ScorerRun) -> list[tuple[str, str, Any, Any, str]]:
-    return [(t.tool_name, t.tool_call_id, t.args, t.result, t.state)
-            for t in run.output[0].tool_invocations]
 
 
 def _part_kinds(run: ScorerRun) -> list[str]:
@@ -74,7 +56,7 @@ def _vercel_fixture_spans() -> list[Any]:
 
 
 def test_vercel_generate_text_root_steps_and_tool() -> None:
-    run = _one_run(_vercel_fixture_spans())
+    run = one_run(_vercel_fixture_spans())
     t = run.target
     assert (t.convention, t.entity_name, t.conversation_id, t.resource_id) == (
         "vercel", "weather-agent", "sess-42", "ana")
@@ -83,23 +65,23 @@ def test_vercel_generate_text_root_steps_and_tool() -> None:
     assert run.input.tagged_system_messages == {}
     # ai.prompt is the app's whole conversation: the trailing user message is the new input.
     assert [(m.role, m.text) for m in run.input.input_messages] == [("user", QUESTION)]
-    assert _history(run) == HISTORY
+    assert history_of(run) == HISTORY
     assert "inputMessages" in t.derived
     assert run.output[0].text == ANSWER
     # The step's toolCalls input is a JSON string; the ai.toolCall span has the result.
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     assert _part_kinds(run) == ["tool-invocation", f"text:{ANSWER}"]
     assert t.content_captured and not t.truncated
 
 
 def test_vercel_v7_otel_root_alone() -> None:
     fx = _fx("vercel_ai_sdk", "AI SDK v7")
-    run = _one_run([span(fx["span_name"], fx["attributes"], span_id=ROOT, scope="gen_ai")])
+    run = one_run([span(fx["span_name"], fx["attributes"], span_id=ROOT, scope="gen_ai")])
     t = run.target
     assert (t.convention, t.entity_name) == ("genai", "weather-agent")
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert [m.text for m in run.input.input_messages] == [QUESTION]
-    assert _history(run) == HISTORY  # from the root's own conversation
+    assert history_of(run) == HISTORY  # from the root's own conversation
     assert run.output[0].text == ANSWER
 
 
@@ -147,11 +129,11 @@ JSON_RESULT = {"type": "tool-result", "toolCallId": "call_1", "toolName": "get_w
 
 
 def test_vercel_stream_tool_span_under_the_step_and_object_input() -> None:
-    run = _one_run(_stream_steps(tool_parent_is_step=True, call_input={"city": "Paris"},
-                                 tool_result=json.dumps(RESULT), result_part=JSON_RESULT))
+    run = one_run(_stream_steps(tool_parent_is_step=True, call_input={"city": "Paris"},
+                                tool_result=json.dumps(RESULT), result_part=JSON_RESULT))
     assert [m.text for m in run.input.input_messages] == [QUESTION]
     assert run.input.remembered_messages == []
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     # Root output = the last step only; the first step's text stays as intermediate text.
     assert _part_kinds(run) == [f"text:{LEAD_IN}", "tool-invocation", f"text:{ANSWER}"]
     assert run.output[0].text == ANSWER
@@ -160,10 +142,10 @@ def test_vercel_stream_tool_span_under_the_step_and_object_input() -> None:
 def test_vercel_generate_json_string_input_and_double_encoded_result() -> None:
     text_result = {"type": "tool-result", "toolCallId": "call_1", "toolName": "get_weather",
                    "output": {"type": "text", "value": json.dumps(RESULT)}}
-    run = _one_run(_stream_steps(tool_parent_is_step=False, call_input='{"city":"Paris"}',
-                                 tool_result=json.dumps(json.dumps(RESULT)),
-                                 result_part=text_result, op="ai.generateText"))
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    run = one_run(_stream_steps(tool_parent_is_step=False, call_input='{"city":"Paris"}',
+                                tool_result=json.dumps(json.dumps(RESULT)),
+                                result_part=text_result, op="ai.generateText"))
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     assert run.output[0].text == ANSWER
 
 
@@ -179,14 +161,14 @@ def test_vercel_v4_args_and_result_without_a_tool_span() -> None:
         "args": '{"city":"Paris"}'}])
     spans[1].attributes["ai.usage.promptTokens"] = 12
     del spans[2]
-    run = _one_run(spans)
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    run = one_run(spans)
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     assert run.output[0].text == ANSWER
 
 
 def test_vercel_generate_object_output_is_the_object_text() -> None:
     obj = '{"city":"Paris","temp_c":14}'
-    run = _one_run([
+    run = one_run([
         span("ai.generateObject", {"ai.operationId": "ai.generateObject",
                                    "ai.telemetry.functionId": "weather-agent",
                                    "ai.prompt": json.dumps({"system": SYSTEM,
@@ -212,11 +194,11 @@ def test_vercel_record_inputs_and_outputs_off() -> None:
                                                            "ai.toolCall.args",
                                                            "ai.toolCall.result"))]:
             del s.attributes[k]
-    run = _one_run(spans)
+    run = one_run(spans)
     assert run.target.content_captured is False
     assert run.input.input_messages == []
     # The structure stays: the tool span says which tool ran.
-    assert [(t[0], t[1], t[4]) for t in _tools(run)] == [("get_weather", "call_1", "call")]
+    assert [(t[0], t[1], t[4]) for t in tools_of(run)] == [("get_weather", "call_1", "call")]
 
 
 def test_vercel_tool_error_and_cut_prompt() -> None:
@@ -227,8 +209,8 @@ def test_vercel_tool_error_and_cut_prompt() -> None:
     tool.status_code, tool.status_message = "ERROR", "city not found"
     tool.events.append(SpanEvent("exception", 2550, {"exception.message": "city not found"}))
     spans[0].attributes["ai.prompt"] = spans[0].attributes["ai.prompt"][:40]  # a length limit
-    run = _one_run(spans)
-    assert [(t[0], t[4]) for t in _tools(run)] == [("get_weather", "output-error")]
+    run = one_run(spans)
+    assert [(t[0], t[4]) for t in tools_of(run)] == [("get_weather", "output-error")]
     assert run.output[0].tool_invocations[0].error_text == "city not found"
     assert run.target.truncated is True
     assert [m.text for m in run.input.input_messages] == [QUESTION]  # from the first step
@@ -243,7 +225,7 @@ def test_vercel_nested_generate_text_with_another_function_id_is_its_own_run() -
         "ai.operationId": "ai.generateText", "ai.telemetry.functionId": "forecast-agent",
         "ai.prompt": json.dumps({"prompt": "Forecast for Paris"}),
         "ai.response.text": "Rain."}, parent=tool_id, scope="ai", start=2510, end=2590))
-    runs = _runs(spans)
+    runs = one_trace_runs(spans)
     assert [(r.target.entity_name, r.output[0].text) for r in runs] == [
         ("weather-agent", ANSWER), ("forecast-agent", "Rain.")]
 
@@ -252,7 +234,7 @@ def test_vercel_nested_generate_text_with_another_function_id_is_its_own_run() -
 
 def test_langfuse_agent_observation_alone() -> None:
     fx = _fx("langfuse_pydantic", "Langfuse")
-    run = _one_run([span(fx["span_name"], fx["attributes"], span_id=ROOT, scope="langfuse-sdk")])
+    run = one_run([span(fx["span_name"], fx["attributes"], span_id=ROOT, scope="langfuse-sdk")])
     t = run.target
     assert (t.convention, t.entity_name, t.conversation_id, t.resource_id) == (
         "langfuse", "weather-agent", "sess-42", "ana")
@@ -308,8 +290,8 @@ def test_langfuse_generations_tool_and_a_double_recorded_call() -> None:
     run = result.runs[0]
     assert len(result.runs) == 1 and result.reasons["nested_call"] == 2
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
-    assert _history(run) == HISTORY
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert history_of(run) == HISTORY
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     # Each call once: the lead-in text is not repeated.
     assert _part_kinds(run) == [f"text:{LEAD_IN}", "tool-invocation", f"text:{ANSWER}"]
 
@@ -324,7 +306,7 @@ def test_propagated_langfuse_attributes_do_not_hide_another_librarys_span() -> N
         "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
             {"type": "text", "content": ANSWER}], "finish_reason": "stop"}])},
         span_id=ROOT, kind="CLIENT")
-    run = _one_run([chat])
+    run = one_run([chat])
     assert (run.target.convention, run.target.entity_name) == ("genai", "gpt-4o")
     assert run.output[0].text == ANSWER
 
@@ -333,17 +315,17 @@ def test_propagated_langfuse_attributes_do_not_hide_another_librarys_span() -> N
 
 def test_pydantic_ai_run_span_alone_new_message_index_is_exact() -> None:
     fx = _fx("langfuse_pydantic", "Pydantic AI")
-    run = _one_run([span(fx["span_name"], fx["attributes"], span_id=ROOT, scope="pydantic-ai")])
+    run = one_run([span(fx["span_name"], fx["attributes"], span_id=ROOT, scope="pydantic-ai")])
     t = run.target
     assert (t.convention, t.entity_name, t.conversation_id) == (
         "pydantic_ai", "weather_agent", "conv_42")
     assert [s.content for s in run.input.system_messages] == [SYSTEM]
     assert [m.text for m in run.input.input_messages] == [QUESTION]
-    assert _history(run) == HISTORY
+    assert history_of(run) == HISTORY
     assert "rememberedMessages" not in t.derived and "inputMessages" not in t.derived
     assert run.output[0].text == ANSWER
     # No chat span seen: the run's all_messages transcript gives its tool call and result.
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
 
 
 def test_pydantic_ai_without_content_keeps_the_skeleton() -> None:
@@ -357,9 +339,9 @@ def test_pydantic_ai_without_content_keeps_the_skeleton() -> None:
     attrs["pydantic_ai.all_messages"] = json.dumps(skeleton)
     for key in ("final_result", "gen_ai.system_instructions"):
         del attrs[key]
-    run = _one_run([span(fx["span_name"], attrs, span_id=ROOT, scope="pydantic-ai")])
+    run = one_run([span(fx["span_name"], attrs, span_id=ROOT, scope="pydantic-ai")])
     assert run.target.content_captured is False
-    assert [t[0] for t in _tools(run)] == ["get_weather"]
+    assert [t[0] for t in tools_of(run)] == ["get_weather"]
 
 
 # --------------------------------------------------------------------------- Anthropic SDK
@@ -428,17 +410,17 @@ def _thread_trace(second_turn_input: list[Any]) -> list[Any]:
 
 
 def test_anthropic_thread_calls_are_stitched_from_their_siblings() -> None:
-    runs = _runs(_thread_trace([_parts_msg("user", _text("Should I take an umbrella?"))]))
+    runs = one_trace_runs(_thread_trace([_parts_msg("user", _text("Should I take an umbrella?"))]))
     assert [(r.target.convention, r.target.entity_name) for r in runs] == [
         ("anthropic", "claude-haiku")] * 2
     first, second = runs
-    assert _tools(first) == [("get_weather", "toolu_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(first) == [("get_weather", "toolu_1", {"city": "Paris"}, RESULT, "result")]
     assert first.output[0].text == ANSWER
     # Turn 2 sent only its new message and no system prompt: both come from turn 1's calls.
     assert [s.content for s in second.input.system_messages] == [SYSTEM]
     assert [m.text for m in second.input.input_messages] == ["Should I take an umbrella?"]
-    assert _history(second) == [("user", QUESTION), ("assistant", LEAD_IN),
-                                ("assistant", ANSWER)]
+    assert history_of(second) == [("user", QUESTION), ("assistant", LEAD_IN),
+                                  ("assistant", ANSWER)]
     assert second.input.remembered_messages[1].tool_invocations[0].result == RESULT
     assert "rememberedMessages" in second.target.derived
 
@@ -448,9 +430,9 @@ def test_anthropic_thread_created_again_with_the_whole_history_is_not_doubled() 
     whole = [_parts_msg("user", _text(QUESTION)), CALL, TOOL_RESULT,
              _parts_msg("assistant", _text(ANSWER)),
              _parts_msg("user", _text("Should I take an umbrella?"))]
-    second = _runs(_thread_trace(whole))[1]
-    assert _history(second) == [("user", QUESTION), ("assistant", LEAD_IN),
-                                ("assistant", ANSWER)]
+    second = one_trace_runs(_thread_trace(whole))[1]
+    assert history_of(second) == [("user", QUESTION), ("assistant", LEAD_IN),
+                                  ("assistant", ANSWER)]
 
 
 def test_anthropic_tool_error_result_is_output_error() -> None:
@@ -460,7 +442,7 @@ def test_anthropic_tool_error_result_is_output_error() -> None:
     tool.attributes["error.type"] = "tool_error"
     tool.attributes["anthropic.tool_result.content"] = json.dumps(
         [{"type": "text", "text": "city not found"}])
-    inv = _runs(trace)[0].output[0].tool_invocations[0]
+    inv = one_trace_runs(trace)[0].output[0].tool_invocations[0]
     assert (inv.state, inv.error_text) == ("output-error", "city not found")
 
 
@@ -499,9 +481,9 @@ def test_vercel_spans_that_openinference_also_translated_stay_vercel() -> None:
                           tool_result=json.dumps(RESULT), result_part=JSON_RESULT)
     for s, kind in zip(spans, ("CHAIN", "LLM", "TOOL", "LLM")):
         s.attributes["openinference.span.kind"] = kind
-    run = _one_run(spans)
+    run = one_run(spans)
     assert (run.target.convention, run.target.entity_name) == ("vercel", "weather-agent")
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     assert run.output[0].text == ANSWER
 
 
@@ -513,7 +495,7 @@ def test_pydantic_ai_v2_agent_run_and_running_tool_spans() -> None:
     chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
             "gen_ai.input.messages": json.dumps(messages[:3]),
             "gen_ai.output.messages": json.dumps([messages[3]])}
-    run = _one_run([
+    run = one_run([
         span("agent run", attrs, span_id=ROOT, scope="pydantic-ai", start=1000, end=9000),
         span("chat gpt-4o", chat, parent=ROOT, scope="pydantic-ai", start=1100, end=2000),
         span("running tool", {"gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "call_1",
@@ -525,8 +507,8 @@ def test_pydantic_ai_v2_agent_run_and_running_tool_spans() -> None:
              parent=ROOT, scope="pydantic-ai", start=2300, end=8000)])
     assert (run.target.convention, run.target.entity_name) == ("pydantic_ai", "weather_agent")
     assert [m.text for m in run.input.input_messages] == [QUESTION]
-    assert _history(run) == HISTORY and "rememberedMessages" not in run.target.derived
-    assert _tools(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
+    assert history_of(run) == HISTORY and "rememberedMessages" not in run.target.derived
+    assert tools_of(run) == [("get_weather", "call_1", {"city": "Paris"}, RESULT, "result")]
     assert run.output[0].text == ANSWER
 
 
@@ -554,8 +536,8 @@ def test_anthropic_thread_call_recorded_by_openinference_too_is_stitched() -> No
         "input.mime_type": "application/json"},
         span_id="0000000000000d02", parent=sdk.parent_span_id, start=10_050, end=18_500)
     sdk.parent_span_id = oi.span_id
-    second = _runs([*trace, oi])[1]
+    second = one_trace_runs([*trace, oi])[1]
     assert [s.content for s in second.input.system_messages] == [SYSTEM]
-    assert _history(second) == [("user", QUESTION), ("assistant", LEAD_IN),
-                                ("assistant", ANSWER)]
+    assert history_of(second) == [("user", QUESTION), ("assistant", LEAD_IN),
+                                  ("assistant", ANSWER)]
     assert second.output[0].text == "Yes, take an umbrella."

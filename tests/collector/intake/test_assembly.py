@@ -9,6 +9,7 @@ from pathlib import Path
 
 from collector._telemetry import Metrics
 from collector.intake import Assembly
+from tests.fakes.metrics import sample
 from transforms import LogEvent, Span, build_runs, run_roots
 
 T1, T2, T3 = "1" * 32, "2" * 32, "3" * 32
@@ -55,8 +56,7 @@ def make(clock: Clock, **kw: object) -> tuple[Assembly, Metrics]:
 
 
 def reason(metrics: Metrics, name: str) -> float:
-    return metrics.registry.get_sample_value("scorecar_transform_reasons_total",
-                                             {"reason": name}) or 0.0
+    return sample(metrics, "scorecar_transform_reasons_total", reason=name)
 
 
 def test_ready_after_quiet_period_when_roots_ended() -> None:
