@@ -8,7 +8,8 @@ Inside (private modules): `builder` runs four parts in order — `_input` (dupli
 guard, events joined to spans), `_tree` (orphans, cycles, walk order, run roots), `_calls`
 (each span's facts, calls recorded twice merged, threads stitched), `_assemble` (one run).
 `_detection` is the registry of conventions (detection, extractor, content-free mark,
-context keys); one `_<convention>.py` extractor per convention, sharing `_toolkit`.
+context keys); one `_<convention>.py` extractor per convention, sharing `_facts` (what they
+produce), `_json` (JSON attributes), `_normalize` (messages) and `_attrs` (attribute readers).
 """
 
 from transforms._detection import detect_conventions

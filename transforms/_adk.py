@@ -32,18 +32,10 @@ from __future__ import annotations
 from typing import Any
 
 from transforms import _genai
-from transforms._toolkit import (
-    Mark,
-    NMessage,
-    SpanFacts,
-    ToolFact,
-    call_id,
-    decode_nested,
-    json_attr,
-    message_from_any,
-    opt_str,
-    tool_fact,
-)
+from transforms._attrs import opt_str, tool_fact
+from transforms._facts import Mark, NMessage, SpanFacts, ToolFact
+from transforms._json import decode_nested, json_attr
+from transforms._normalize import call_id, message_from_any
 from transforms.types import Span
 
 __all__ = ["SCOPE", "adk_message", "extract", "mark", "matches"]

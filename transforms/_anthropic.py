@@ -19,12 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from transforms import _genai
-from transforms._toolkit import (
-    SpanFacts,
-    decode_nested,
-    parse_json_attr,
-    part_text,
-)
+from transforms._facts import SpanFacts
+from transforms._json import decode_nested, parse_json_attr
+from transforms._normalize import part_text
 from transforms.reasons import Reason
 from transforms.types import Span
 

@@ -19,10 +19,10 @@ from scorers.types import (
     ScorerRun,
     run_id_for,
 )
+from transforms._attrs import is_args_dump
 from transforms._calls import has_content, repeated_event_calls, transcript_calls
 from transforms._detection import conversation_id, request_context, resource_id
-from transforms._system_tags import tag_for
-from transforms._toolkit import (
+from transforms._facts import (
     SYSTEM_ROLES,
     ModelCall,
     NMessage,
@@ -30,11 +30,10 @@ from transforms._toolkit import (
     SpanFacts,
     StepFact,
     ToolFact,
-    decode_nested,
-    is_args_dump,
-    is_python_repr,
-    is_redacted,
 )
+from transforms._formats import is_python_repr
+from transforms._json import decode_nested, is_redacted
+from transforms._system_tags import tag_for
 from transforms.reasons import Reason
 from transforms.types import Span, ns_to_datetime
 

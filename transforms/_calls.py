@@ -9,9 +9,9 @@ from collections import Counter
 from collections.abc import Mapping
 
 from transforms._detection import extract_span
+from transforms._facts import SYSTEM_ROLES, ModelCall, NMessage, SpanFacts
 from transforms._genai import calls_from_events, thread_id
 from transforms._input import Event
-from transforms._toolkit import SYSTEM_ROLES, ModelCall, NMessage, SpanFacts
 from transforms._tree import SpanTree
 from transforms.reasons import Reason
 from transforms.types import Span

@@ -22,7 +22,9 @@ from transforms import (
     _pydantic_ai,
     _vercel,
 )
-from transforms._toolkit import ContextKeys, Mark, SpanFacts, parse_json_attr
+from transforms._attrs import ContextKeys
+from transforms._facts import Mark, SpanFacts
+from transforms._json import parse_json_attr
 from transforms.types import Span
 
 __all__ = [

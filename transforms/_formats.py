@@ -5,8 +5,8 @@ Agent frameworks record messages and tool results in their own object formats: L
 Converse content blocks (Strands), tool results wrapped in message objects (a LangChain
 `ToolMessage`, a Strands `ToolResult`, an MCP `CallToolResult`). The functions here recognise
 them by cheap key checks and rewrite them into plain dicts (OpenAI-like messages, typed
-parts); `transforms._toolkit` normalizes those. Placeholders for hidden content and Python
-reprs are recognised here too. Nothing here imports the toolkit.
+parts); `transforms._normalize` normalizes those. Placeholders for hidden content and Python
+reprs are recognised here too. Nothing here imports the toolkit (`_json`, `_normalize`, `_attrs`).
 """
 
 from __future__ import annotations

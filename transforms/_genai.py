@@ -13,27 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from transforms._attrs import ContextKeys, first_attr, opt_str, tool_fact
+from transforms._facts import Mark, ModelCall, NMessage, NPart, SpanFacts, ToolFact
 from transforms._formats import PLACEHOLDER_FIRST
-from transforms._toolkit import (
-    ContextKeys,
-    Mark,
-    ModelCall,
-    NMessage,
-    NPart,
-    SpanFacts,
-    ToolFact,
-    call_id,
-    decode_nested,
-    first_attr,
-    is_redacted,
-    json_attr,
-    message_from_any,
-    messages_from_any,
-    opt_str,
-    parse_json_attr,
-    tool_fact,
-    tool_output,
-)
+from transforms._json import decode_nested, is_redacted, json_attr, parse_json_attr
+from transforms._normalize import call_id, message_from_any, messages_from_any, tool_output
 from transforms.types import Span
 
 __all__ = [

@@ -13,22 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from transforms._toolkit import (
-    ContextKeys,
-    Mark,
-    NMessage,
-    NPart,
-    SpanFacts,
-    decode_nested,
-    is_args_dump,
-    is_redacted,
-    json_attr,
-    message_from_any,
-    messages_from_any,
-    output_text,
-    read_by_role,
-    tool_fact,
-)
+from transforms._attrs import ContextKeys, is_args_dump, output_text, read_by_role, tool_fact
+from transforms._facts import Mark, NMessage, NPart, SpanFacts
+from transforms._json import decode_nested, is_redacted, json_attr
+from transforms._normalize import message_from_any, messages_from_any
 from transforms.types import Span
 
 __all__ = ["CONTEXT", "PREFIXES", "extract", "mark"]

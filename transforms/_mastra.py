@@ -17,23 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from transforms import _genai
+from transforms._attrs import ContextKeys, opt_str, output_text
+from transforms._facts import SYSTEM_ROLES, Mark, NMessage, NPart, SpanFacts, StepFact
+from transforms._json import decode_nested, is_redacted, json_attr
+from transforms._normalize import call_id, messages_from_any
 from transforms._system_tags import tag_for
-from transforms._toolkit import (
-    SYSTEM_ROLES,
-    ContextKeys,
-    Mark,
-    NMessage,
-    NPart,
-    SpanFacts,
-    StepFact,
-    call_id,
-    decode_nested,
-    is_redacted,
-    json_attr,
-    messages_from_any,
-    opt_str,
-    output_text,
-)
 from transforms.reasons import Reason
 from transforms.types import Span
 

@@ -16,25 +16,11 @@ import ast
 import re
 from typing import Any
 
+from transforms._attrs import ContextKeys, indexed_list, output_text, set_path, tool_fact
+from transforms._facts import Mark, NMessage, NPart, SpanFacts
 from transforms._formats import is_python_repr
-from transforms._toolkit import (
-    ContextKeys,
-    Mark,
-    NMessage,
-    NPart,
-    SpanFacts,
-    decode_nested,
-    flag_redacted,
-    indexed_list,
-    is_redacted,
-    json_attr,
-    message_from_any,
-    messages_from_any,
-    output_text,
-    parse_json_attr,
-    set_path,
-    tool_fact,
-)
+from transforms._json import decode_nested, flag_redacted, is_redacted, json_attr, parse_json_attr
+from transforms._normalize import message_from_any, messages_from_any
 from transforms.types import Span
 
 __all__ = ["CONTEXT", "extract", "mark", "matches", "unflatten_messages"]

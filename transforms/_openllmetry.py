@@ -19,23 +19,18 @@ from __future__ import annotations
 from typing import Any
 
 from transforms import _genai
-from transforms._formats import callback_payload
-from transforms._toolkit import (
+from transforms._attrs import (
     ContextKeys,
-    Mark,
-    NMessage,
-    SpanFacts,
     indexed_list,
     is_args_dump,
-    is_redacted,
-    json_attr,
-    message_from_any,
-    messages_from_any,
     output_text,
-    parse_json_attr,
     set_path,
     tool_fact,
 )
+from transforms._facts import Mark, NMessage, SpanFacts
+from transforms._formats import callback_payload
+from transforms._json import is_redacted, json_attr, parse_json_attr
+from transforms._normalize import message_from_any, messages_from_any
 from transforms.types import Span
 
 __all__ = ["CONTEXT", "PREFIXES", "extract", "mark", "unflatten_prompts"]

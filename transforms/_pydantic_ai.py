@@ -15,13 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from transforms import _genai
-from transforms._toolkit import (
-    Mark,
-    NMessage,
-    SpanFacts,
-    is_redacted,
-    tool_fact,
-)
+from transforms._attrs import tool_fact
+from transforms._facts import Mark, NMessage, SpanFacts
+from transforms._json import is_redacted
 from transforms.types import Span
 
 __all__ = ["extract", "mark", "matches"]

@@ -18,22 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from transforms._attrs import ContextKeys, opt_str, read_by_role, tool_fact
+from transforms._facts import Mark, NMessage, NPart, SpanFacts
 from transforms._genai import cut_text, read_messages
-from transforms._toolkit import (
-    ContextKeys,
-    Mark,
-    NMessage,
-    NPart,
-    SpanFacts,
-    is_redacted,
-    json_attr,
-    message_from_any,
-    messages_from_any,
-    opt_str,
-    part_text,
-    read_by_role,
-    tool_fact,
-)
+from transforms._json import is_redacted, json_attr
+from transforms._normalize import message_from_any, messages_from_any, part_text
 from transforms.types import Span
 
 __all__ = ["CONTEXT", "extract", "mark", "matches", "reads_first"]

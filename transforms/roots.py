@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from transforms._calls import has_content, has_usage, made_call
 from transforms._detection import extract_span, mark_span
+from transforms._facts import Mark
 from transforms._input import clean_spans, spans_with_events
-from transforms._toolkit import Mark
 from transforms._tree import build_tree, select_roots
 from transforms.types import Span, Trace, ns_to_datetime
 

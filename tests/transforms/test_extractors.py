@@ -14,6 +14,7 @@ import pytest
 from tests.transforms._runs import decode_file
 from tests.transforms._spans import load_fixtures, span
 from transforms import detect_conventions
+from transforms._attrs import tool_fact
 from transforms._detection import (
     conversation_id,
     extract_span,
@@ -21,7 +22,9 @@ from transforms._detection import (
     request_context,
     resource_id,
 )
-from transforms._toolkit import SpanFacts, call_id, json_attr, tool_fact
+from transforms._facts import SpanFacts
+from transforms._json import json_attr
+from transforms._normalize import call_id
 from transforms.reasons import Reason
 from transforms.types import Span
 

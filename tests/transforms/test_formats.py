@@ -1,6 +1,7 @@
-"""The toolkit's format rules (transforms/_formats.py, transforms/_toolkit.py): placeholders for
-hidden content, LangChain serialisations, Converse and Google GenAI content blocks, tool outputs
-wrapped in message objects, text that only repeats a tool call, Python reprs and argument dumps.
+"""The toolkit's format rules (transforms/_formats.py, _json.py, _normalize.py, _attrs.py):
+placeholders for hidden content, LangChain serialisations, Converse and Google GenAI content
+blocks, tool outputs wrapped in message objects, text that only repeats a tool call, Python reprs
+and argument dumps.
 
 Each rule is checked on hand-built values, then on a hand-built span set through `build_runs`
 (GenAI spans unless the rule is about another convention's attribute), showing the run a user
@@ -17,22 +18,11 @@ import pytest
 from scorers.types import ScorerRun
 from tests.transforms._runs import build_one_trace
 from tests.transforms._spans import TRACE, new_span_id, span
-from transforms._toolkit import (
-    NMessage,
-    Placeholder,
-    SpanFacts,
-    flag_redacted,
-    is_args_dump,
-    is_python_repr,
-    is_redacted,
-    json_attr,
-    message_from_any,
-    messages_from_any,
-    parse_json_attr,
-    tool_args,
-    tool_fact,
-    tool_output,
-)
+from transforms._attrs import is_args_dump, tool_args, tool_fact
+from transforms._facts import NMessage, SpanFacts
+from transforms._formats import is_python_repr
+from transforms._json import flag_redacted, is_redacted, json_attr, parse_json_attr
+from transforms._normalize import Placeholder, message_from_any, messages_from_any, tool_output
 from transforms.types import LogEvent, Span
 
 SYSTEM = "You are a weather bot."

@@ -12,7 +12,8 @@ from typing import Any
 from tests.transforms._runs import one_run
 from tests.transforms._spans import new_span_id
 from tests.transforms.test_tool_rules import ASK, SYSTEM, _agent, _chat, _final
-from transforms._toolkit import MAX_JSON_DEPTH, parse_json_attr, tool_args
+from transforms._attrs import tool_args
+from transforms._json import MAX_JSON_DEPTH, parse_json_attr
 
 
 def test_history_keeps_reasoning_in_every_spelling_and_drops_empty_parts() -> None:
