@@ -8,23 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+import click
 from rich.console import Console
 from rich.table import Table
 
 from collector.cli._inspect import read_otlp_file
+from collector.cli._options import log_options
 from collector.cli._replay import demo_trace_files, otlp_span_exporter, send_spans
 from collector.config import Config, build_judge, load_config
 from collector.scoring import ScorerSpec
-from collector.service import Sidecar
+from collector.service import Sidecar, setup_logging
 from scorers import ScoreRecord
 from scorers.builtin import get_builtin
 
-__all__ = ["DEMO_SCORERS", "demo_config", "demo_specs", "run_demo"]
+__all__ = ["DEMO_SCORERS", "demo_command", "demo_config", "demo_specs", "run_demo"]
 
 DEMO_SCORERS: tuple[tuple[str, dict[str, object]], ...] = (
     ("completeness", {}), ("keyword_coverage", {}), ("tone", {}),
@@ -156,3 +159,24 @@ async def run_demo(*, once: bool, protocol: str = "grpc", out: IO[str] | None = 
             return 0 if drained and records and not failed else 1
         finally:
             await sidecar.stop(grace=5.0)
+
+
+@click.command("demo")
+@click.option("--once", is_flag=True, help="Exit after printing the scores.")
+@click.option("--protocol", type=click.Choice(["grpc", "http"]), default="grpc",
+              show_default=True, help="How the demo agents export to the sidecar.")
+@click.option("--records", "records_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Keep the score records (JSON lines) in this file.")
+@log_options
+def demo_command(once: bool, protocol: str, records_path: Path | None, log_format: str,
+                 log_level: str) -> None:
+    """Start the sidecar on free loopback ports, send it real agent traces from six
+    instrumentation libraries through the OpenTelemetry exporter, and print the scores.
+    No API key needed."""
+    setup_logging("warning" if log_level == "info" else log_level,
+                  "json" if log_format == "json" else "text")
+    try:
+        code = asyncio.run(run_demo(once=once, protocol=protocol, records_path=records_path))
+    except KeyboardInterrupt:
+        code = 0
+    sys.exit(code)

@@ -10,18 +10,21 @@ go to stderr.
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+import click
+
 from collector.otlp import Decoded, decode_json_bytes
 from scorers.errors import ScorecarError
 from scorers.types import ScorerRun
 from transforms import build_runs, group_traces
 
-__all__ = ["InspectResult", "UnreadableInputError", "inspect_files",
+__all__ = ["InspectResult", "UnreadableInputError", "inspect_command", "inspect_files",
            "read_otlp_file", "write_report"]
 
 
@@ -129,3 +132,21 @@ def write_report(result: InspectResult, out: IO[str], err: IO[str]) -> None:
             result.reasons.items())) + "\n")
     for e in result.errors[:10]:
         err.write(f"  {e}\n")
+
+
+@click.command("inspect")
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+def inspect_command(files: tuple[Path, ...]) -> None:
+    """Print the scorer runs rebuilt from OTLP JSON FILES (one JSON object per line).
+
+    FILES hold OTLP/JSON export requests, one per line (the Collector's file exporter) or
+    one document. All files are grouped by trace id together. Summary and reason counts go
+    to stderr. Exit 0 even with no runs; 2 when a file cannot be read.
+    """
+    try:
+        result = inspect_files(files)
+    except UnreadableInputError as exc:
+        click.echo(f"scorecar inspect: cannot read {exc}", err=True)
+        sys.exit(2)
+    write_report(result, sys.stdout, sys.stderr)

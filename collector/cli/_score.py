@@ -7,19 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
+import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from collector.cli._inspect import inspect_files
+from collector.cli._inspect import UnreadableInputError, inspect_files
+from collector.cli._options import CONFIG_OPTION, load_or_exit
 from collector.scoring import ScorerSpec
 from scorers import ScoreRecord, ScorerRun, is_sampled, score_record, use_judge_provider
 from scorers.judge import JudgeProvider
 
-__all__ = ["OfflineResult", "score_files"]
+__all__ = ["OfflineResult", "score_command", "score_files"]
 
 
 class OfflineResult:
@@ -94,3 +97,54 @@ async def score_files(paths: Sequence[Path], specs: Sequence[ScorerSpec], out: I
         out.write("\n")
     out.flush()
     return result
+
+
+@click.command("score")
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+@CONFIG_OPTION
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the score records here (JSON lines; default: stdout).")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def score_command(files: tuple[Path, ...], config_path: Path | None, output: Path | None,
+                  no_progress: bool) -> None:
+    """Score the agent runs in OTLP JSON FILES offline, writing one score record per
+    (run, scorer) as JSON lines (source TEST). Scorers come from the config's `scorers:`
+    (default: the built-in code scorers of `scorecar demo`)."""
+    config, specs = load_or_exit(config_path)
+    if not specs:
+        from collector.cli._demo import demo_specs
+
+        specs = demo_specs(with_judge=False)
+    provider = _limited_provider(config)
+    try:
+        if output is None:
+            result = asyncio.run(score_files(files, specs, sys.stdout, provider=provider,
+                                             concurrency=config.judge.max_concurrency,
+                                             progress=not no_progress))
+        else:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            with output.open("w", encoding="utf-8") as out:
+                result = asyncio.run(score_files(files, specs, out, provider=provider,
+                                                 concurrency=config.judge.max_concurrency,
+                                                 progress=not no_progress))
+    except UnreadableInputError as exc:
+        click.echo(f"scorecar score: cannot read {exc}", err=True)
+        sys.exit(2)
+    summary = ", ".join(f"{k}: {v}" for k, v in sorted(result.statuses.items())) or "no records"
+    skipped = ", ".join(f"{k}: {v}" for k, v in sorted(result.skipped.items()))
+    click.echo(f"scorecar score: {result.runs} run(s) -> {summary}"
+               + (f" (not scored: {skipped})" if skipped else ""), err=True)
+
+
+def _limited_provider(config: Any) -> Any:
+    from collector._telemetry import Metrics
+    from collector.scoring import LimitedProvider
+    from scorers.judge import default_provider
+
+    j = config.judge
+    return LimitedProvider(default_provider(), max_concurrency=j.max_concurrency,
+                           requests_per_minute=j.requests_per_minute,
+                           tokens_per_minute=j.tokens_per_minute, metrics=Metrics(),
+                           api_key=j.api_key.get_secret_value() if j.api_key else None,
+                           base_url=j.base_url)

@@ -1,4 +1,5 @@
-"""From `scorers[]` entries to `ScorerSpec`s, and the `Judge` the `judge:` block describes.
+"""Scorer resolution: from `scorers[]` entries to `ScorerSpec`s, and the `Judge` the `judge:`
+block describes.
 
 `builtin:<id>` → `scorers.builtin.get_builtin(id, judge=<the judge block's Judge>, **options)`
 (code scorers get no judge); `module:attr` (attr may be dotted) → a `scorers.Scorer`, or a
@@ -18,14 +19,16 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from collector.config._config import JudgeConfig, Problem, ScorerConfig
+from collector.config._models import Config, JudgeConfig, ScorerConfig
+from collector.config._problems import ConfigProblems, Problem
 from collector.scoring import RunFilter, ScorerSpec
 from scorers import Judge, PiiRedactor, Scorer, StreamErrorRetryProcessor
 from scorers.builtin.registry import BUILTINS, get_builtin
 from scorers.errors import ConfigError
 from scorers.processors import exponential_delay
 
-__all__ = ["BUILTIN_PREFIX", "Resolved", "build_judge", "load_object", "resolve_scorers"]
+__all__ = ["BUILTIN_PREFIX", "Resolved", "build_judge", "build_scorer_specs", "load_object",
+           "resolve_scorers"]
 
 BUILTIN_PREFIX = "builtin:"
 
@@ -54,8 +57,22 @@ class Resolved:
     needs_key: list[str] = field(default_factory=list)
 
 
-def build_judge(judge: JudgeConfig, api_key: SecretStr | None) -> Judge:
-    """The `Judge` of the `judge:` block (see `collector.config._config.build_judge`)."""
+def build_judge(judge: JudgeConfig, api_key: SecretStr | None = None) -> Judge:
+    """The `scorers.Judge` the `judge:` block describes (what built-in judge scorers get).
+
+    Args:
+        judge: the judge block.
+        api_key: the key; default `judge.api_key` (set by `load_config`).
+
+    Returns:
+        `Judge(model, base_url, timeout, api_key, error_processors=[StreamErrorRetryProcessor(
+        max_retries, exponential delay from 1 s, max_retry_after)] (none when max_retries is
+        0), max_processor_retries, input_processors=[PiiRedactor()] when redact_pii)`.
+    """
+    return _make_judge(judge, api_key if api_key is not None else judge.api_key)
+
+
+def _make_judge(judge: JudgeConfig, api_key: SecretStr | None) -> Judge:
     retries = ([StreamErrorRetryProcessor(max_retries=judge.max_retries,
                                           delay=exponential_delay(initial=1.0),
                                           max_retry_after=judge.max_retry_after)]
@@ -172,7 +189,7 @@ def resolve_scorers(entries: Sequence[tuple[int, ScorerConfig]], judge: JudgeCon
     built_judge: Judge | None = None
     if judge_ok and any(e.scorer.startswith(BUILTIN_PREFIX) for _, e in entries):
         try:
-            built_judge = build_judge(judge, api_key)
+            built_judge = _make_judge(judge, api_key)
         except Exception as exc:
             result.problems.append(Problem("judge", f"cannot build the judge: "
                                                     f"{type(exc).__name__}: {exc}"))
@@ -203,3 +220,35 @@ def resolve_scorers(entries: Sequence[tuple[int, ScorerConfig]], judge: JudgeCon
                              attributes=dict(filt.attributes)),
             timeout=entry.timeout))
     return result
+
+
+def build_scorer_specs(config: Config, *, require_key: bool = True) -> list[ScorerSpec]:
+    """The configured scorers as `ScorerSpec`s, in config order.
+
+    A config from `load_config` returns the scorers resolved while loading (factories are
+    called once). A config built in code is resolved here.
+
+    Args:
+        config: the configuration.
+        require_key: refuse judge scorers when `config.judge.api_key` is None (turn off when a
+            judge provider is injected, e.g. with `scorers.use_judge_provider` in tests).
+
+    Returns:
+        One spec per `scorers[]` entry.
+
+    Raises:
+        ConfigError: every problem at once, with paths (`scorers[1].scorer: …`).
+    """
+    cached = config._resolved
+    if cached is not None and cached[0] is config.scorers and cached[1] is config.judge:
+        return list(cached[2])
+    resolved = resolve_scorers(list(enumerate(config.scorers)), config.judge,
+                               config.judge.api_key)
+    problems = [str(p) for p in resolved.problems]
+    if require_key and resolved.needs_key and config.judge.api_key is None:
+        problems.append(f"judge: no API key for the judge scorers "
+                        f"{', '.join(resolved.needs_key)}: set the environment variable "
+                        f"{config.judge.api_key_env} or judge.api_key_file")
+    if problems:
+        raise ConfigProblems(problems)
+    return resolved.specs

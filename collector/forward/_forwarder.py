@@ -379,7 +379,7 @@ class Forwarder:
 
     @classmethod
     def from_config(cls, config: Any, metrics: Metrics) -> Forwarder:
-        """A forwarder from `collector.config._config.ForwardConfig` (its endpoint must be set)."""
+        """A forwarder from `collector.config.ForwardConfig` (its endpoint must be set)."""
         return cls(config.endpoint, metrics, protocol=config.protocol,
                    headers=dict(config.headers), insecure=config.insecure,
                    timeout=config.timeout, ca_file=config.ca_file, cert_file=config.cert_file,

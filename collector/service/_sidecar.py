@@ -93,7 +93,7 @@ class Sidecar:
 
     Args:
         config: the validated configuration.
-        specs: the scorers to run (from `collector.config._config.build_scorer_specs`).
+        specs: the scorers to run (from `collector.config.build_scorer_specs`).
         metrics: the metrics registry (a new one by default).
         sinks: score sinks (default: `build_sinks(config, metrics)`).
         receive: which receivers to start (`score` and some tests need none).

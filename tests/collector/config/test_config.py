@@ -38,7 +38,7 @@ from scorers import (
 )
 from scorers.sampling import NoSampling, RatioSampling
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TESTDATA = ROOT / "tests" / "testdata" / "config"
 DESIGN = ROOT.parent / "shared" / "DESIGN.md"
 FAKE_KEY = "sk-ant-fake-KEY-7f3a9c-never-print"

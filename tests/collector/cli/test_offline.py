@@ -11,7 +11,7 @@ import yaml
 
 from collector.cli import inspect_files
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "traces" / "weather-agent.otlp.jsonl"
 CAPTURES = sorted((ROOT / "tests" / "testdata" / "captures").glob("*/*.otlp.jsonl"))
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from collector.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CAPTURES = ROOT / "tests" / "testdata" / "captures"
 EXAMPLE = ROOT / "examples" / "traces" / "weather-agent.otlp.jsonl"
 

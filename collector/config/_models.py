@@ -1,0 +1,512 @@
+"""The configuration's models (DESIGN §8), one per section, each beside its field types
+(`_fields`). Key names are fixed by DESIGN §8 (durations are seconds as numbers); every model
+is frozen and forbids unknown keys.
+
+Secrets are not fields: `load_config` reads the judge's API key and the receivers' bearer
+tokens (`_secrets`) into private attributes (`config.judge.api_key`, `auth.token`), so they
+never appear in a dump, a repr or an error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BeforeValidator,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from collector.config._fields import (
+    ENV_NAME,
+    Count,
+    HostPort,
+    HttpUrl,
+    MaxMessageMib,
+    Model,
+    NonEmpty,
+    OtlpEndpoint,
+    Protocol,
+    ReadableFile,
+    Seconds,
+    no_bool,
+)
+from collector.config._problems import ConfigProblems
+from collector.config._secrets import read_bearer_token
+from collector.scoring import ScorerSpec
+from scorers.sampling import NoSampling, Sampling
+
+__all__ = [
+    "AssemblyConfig",
+    "Config",
+    "ExportersConfig",
+    "FilterConfig",
+    "ForwardConfig",
+    "JsonlExporterConfig",
+    "JudgeConfig",
+    "LimitsConfig",
+    "OtlpExporterConfig",
+    "PrometheusExporterConfig",
+    "ReceiverAuthConfig",
+    "ReceiverConfig",
+    "ReceiversConfig",
+    "ScorerConfig",
+    "StorageConfig",
+    "TlsConfig",
+]
+
+
+class TlsConfig(Model):
+    """TLS on one receiver (off unless `cert_file` is set).
+
+    Attributes:
+        cert_file: the server's PEM certificate (chain); None: plaintext.
+        key_file: its PEM private key (required with `cert_file`).
+        client_ca_file: PEM CA bundle; when set, every client must present a certificate
+            signed by it (mTLS), and connections without one are refused.
+    """
+
+    cert_file: ReadableFile | None = None
+    key_file: ReadableFile | None = None
+    client_ca_file: ReadableFile | None = None
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the receiver serves TLS."""
+        return self.cert_file is not None
+
+    @model_validator(mode="after")
+    def _complete_and_loadable(self) -> TlsConfig:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("cert_file and key_file go together: set both or neither")
+        if self.client_ca_file is not None and self.cert_file is None:
+            raise ValueError("client_ca_file (mTLS) needs cert_file and key_file")
+        if self.cert_file is not None:
+            import ssl  # the files are loaded once here so a bad pair fails before any socket
+
+            try:
+                ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+                ctx.load_cert_chain(self.cert_file, self.key_file)
+                if self.client_ca_file is not None:
+                    ctx.load_verify_locations(cafile=self.client_ca_file)
+            except (ssl.SSLError, OSError, ValueError) as exc:
+                raise ValueError(f"cannot load the certificate, key or client CA: "
+                                 f"{getattr(exc, 'reason', None) or exc}") from None
+        return self
+
+
+class ReceiverAuthConfig(Model):
+    """Bearer-token auth on one receiver (off unless one source is set).
+
+    The token is not a field: `load_config` reads it from the variable `bearer_token_env` or
+    the file `bearer_token_file` into `token` (a `SecretStr`: never in a dump, repr or error).
+    Clients send `Authorization: Bearer <token>` (gRPC metadata `authorization`).
+
+    Attributes:
+        bearer_token_env: name of the environment variable holding the token.
+        bearer_token_file: a file holding the token (e.g. a mounted Kubernetes secret).
+    """
+
+    bearer_token_env: str | None = None
+    bearer_token_file: Path | None = None
+
+    _token: SecretStr | None = PrivateAttr(default=None)
+
+    @field_validator("bearer_token_env")
+    @classmethod
+    def _is_a_variable_name(cls, value: str | None) -> str | None:
+        if value is not None and not ENV_NAME.match(value):
+            # never echo the value: people paste the token itself here
+            raise ValueError("must be the NAME of an environment variable (letters, digits, _), "
+                             "not the token itself")
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ReceiverAuthConfig:
+        if self.bearer_token_env is not None and self.bearer_token_file is not None:
+            raise ValueError("set bearer_token_env or bearer_token_file, not both")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        """Whether a token source is configured."""
+        return self.bearer_token_env is not None or self.bearer_token_file is not None
+
+    @property
+    def token(self) -> SecretStr | None:
+        """The token read by `load_config` (None: auth off, or a config built in code)."""
+        return self._token
+
+    def require_token(self, env: Mapping[str, str] | None = None) -> SecretStr | None:
+        """The token a receiver checks: None when auth is off.
+
+        A config built in code (not by `load_config`) reads its source now, so auth that is
+        configured is never silently off.
+
+        Raises:
+            ConfigError: a source is set but holds no token.
+        """
+        if not self.enabled or self._token is not None:
+            return self._token
+        token, problem = read_bearer_token(self, os.environ if env is None else env, "auth")
+        if problem is not None:
+            raise ConfigProblems([str(problem)])
+        return token
+
+
+class ReceiverConfig(Model):
+    """One OTLP receiver.
+
+    Attributes:
+        endpoint: `host:port` to listen on (port 0: a free port).
+        max_recv_msg_size_mib: largest request accepted, in MiB; larger ones are refused
+            (`RESOURCE_EXHAUSTED` / 413).
+        tls: optional TLS / mTLS.
+        max_requests_per_second: export requests per second per client address (token bucket,
+            bursts up to the same number); past it `RESOURCE_EXHAUSTED` + `RetryInfo` / 429 +
+            `Retry-After`, counted `rate_limited`. None: no limit.
+        max_concurrent_streams: gRPC only: concurrent calls per client connection (HTTP/2
+            `SETTINGS_MAX_CONCURRENT_STREAMS`; a further call waits on the client or is
+            refused, retryably, as `UNAVAILABLE`). None: gRPC's default.
+        auth: optional bearer-token auth.
+    """
+
+    endpoint: HostPort
+    max_recv_msg_size_mib: MaxMessageMib = 64
+    tls: TlsConfig = TlsConfig()
+    max_requests_per_second: Annotated[float, BeforeValidator(no_bool),
+                                       Field(gt=0, allow_inf_nan=False)] | None = None
+    max_concurrent_streams: Count | None = Field(default=None, ge=1)
+    auth: ReceiverAuthConfig = ReceiverAuthConfig()
+
+    @property
+    def max_recv_msg_size_bytes(self) -> int:
+        """`max_recv_msg_size_mib` in bytes."""
+        return int(self.max_recv_msg_size_mib * 1024 * 1024)
+
+
+class ReceiversConfig(Model):
+    """The OTLP receivers (DESIGN §6).
+
+    Attributes:
+        grpc: OTLP/gRPC (default `0.0.0.0:4317`).
+        http: OTLP/HTTP (default `0.0.0.0:4318`).
+    """
+
+    grpc: ReceiverConfig = ReceiverConfig(endpoint="0.0.0.0:4317")
+    http: ReceiverConfig = ReceiverConfig(endpoint="0.0.0.0:4318")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_endpoints(cls, data: Any) -> Any:
+        # `receivers: {grpc: {tls: …}}` (or SCORECAR_RECEIVERS__GRPC__TLS__…) keeps the port.
+        if isinstance(data, dict):
+            data = dict(data)
+            for name, endpoint in (("grpc", "0.0.0.0:4317"), ("http", "0.0.0.0:4318")):
+                part = data.get(name)
+                if isinstance(part, dict) and "endpoint" not in part:
+                    data[name] = {"endpoint": endpoint, **part}
+        return data
+
+
+class AssemblyConfig(Model):
+    """Per-trace buffering before runs are built (DESIGN §5).
+
+    Attributes:
+        quiet_period: seconds without a new span before a trace is ready.
+        max_wait: seconds after a trace's first span after which it is ready regardless.
+        max_pending_spans: spans buffered in all pending traces; past it the oldest are evicted.
+        max_traces: traces buffered; past it the oldest are evicted.
+        rescore_late: a span arriving after its trace was scored re-scores it (same score ids).
+        build_processes: worker processes that turn ready traces into runs (null: the cores
+            beyond two, at most four; 0: a thread of the main process).
+        log_wait: seconds past the quiet period that a run whose model calls carry no content
+            of their own waits for its log records (OTel GenAI's event mode), so that it is
+            scored once, whole; runs with content never wait for it.
+    """
+
+    quiet_period: Seconds = Field(default=1.0, ge=0)
+    max_wait: Seconds = Field(default=30.0, gt=0)
+    max_pending_spans: Count = Field(default=200_000, ge=1)
+    max_traces: Count = Field(default=20_000, ge=1)
+    rescore_late: bool = False
+    build_processes: int | None = Field(default=None, ge=0, le=64)
+    log_wait: Seconds = Field(default=5.0, ge=0)
+
+    @field_validator("max_wait")
+    @classmethod
+    def _wait_covers_quiet(cls, value: float, info: ValidationInfo) -> float:
+        quiet = info.data.get("quiet_period")
+        if quiet is not None and value < quiet:
+            raise ValueError(f"must be at least assembly.quiet_period ({quiet:g})")
+        return value
+
+
+class StorageConfig(Model):
+    """The durable queue and the write-ahead span log (DESIGN §5).
+
+    Attributes:
+        kind: `sqlite` (durable, under `path`) or `memory` (tests; keeps nothing).
+        path: directory for the queue database and the span log.
+        max_jobs: queued jobs past which new ones are refused and counted.
+    """
+
+    kind: Literal["sqlite", "memory"] = "sqlite"
+    path: Path = Path("./scorecar-data")
+    max_jobs: Count = Field(default=100_000, ge=1)
+
+
+class LimitsConfig(Model):
+    """Process limits.
+
+    Attributes:
+        memory_mib: resident memory past which receivers refuse (retryable); None: no limit.
+    """
+
+    memory_mib: Count | None = Field(default=None, ge=1)
+
+
+class JudgeConfig(Model):
+    """The LLM judge the built-in judge scorers use, and the sidecar's judge limits.
+
+    The API key is not a field: `load_config` reads it from the environment variable
+    `api_key_env`, or from the file `api_key_file` when that is set, into `api_key`.
+
+    Attributes:
+        model: Anthropic model id; None: the default current inexpensive model.
+        api_key_env: name of the environment variable holding the API key.
+        api_key_file: a file holding the API key (e.g. a mounted Kubernetes secret); when set
+            it is used instead of `api_key_env`.
+        base_url: the API's base URL; None: the SDK's default (`ANTHROPIC_BASE_URL`).
+        max_concurrency: judge calls in flight at once, over all workers.
+        requests_per_minute: judge requests per minute (token bucket); None: no limit.
+        tokens_per_minute: judge tokens per minute (token bucket); None: no limit.
+        daily_token_budget: tokens per day; over it, judge jobs are skipped and counted.
+        timeout: seconds per judge HTTP call.
+        max_retries: retries of a failed judge call (exponential delay from 1 s); 0: none.
+        max_retry_after: cap, in seconds, on the provider's Retry-After.
+        redact_pii: pass every judge call's input through the `PiiRedactor`.
+    """
+
+    model: NonEmpty | None = None
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key_file: Path | None = None
+    base_url: HttpUrl | None = None
+    max_concurrency: Count = Field(default=8, ge=1)
+    requests_per_minute: Count | None = Field(default=600, ge=1)
+    tokens_per_minute: Count | None = Field(default=None, ge=1)
+    daily_token_budget: Count | None = Field(default=None, ge=1)
+    timeout: Seconds = Field(default=60.0, gt=0)
+    max_retries: Count = Field(default=3, ge=0, le=100)
+    max_retry_after: Seconds = Field(default=30.0, ge=0)
+    redact_pii: bool = False
+
+    _api_key: SecretStr | None = PrivateAttr(default=None)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _is_a_variable_name(cls, value: str) -> str:
+        if not ENV_NAME.match(value):
+            # never echo the value: people paste the key itself here
+            raise ValueError("must be the NAME of an environment variable (letters, digits, _), "
+                             "e.g. ANTHROPIC_API_KEY, not the key itself")
+        return value
+
+    @property
+    def api_key(self) -> SecretStr | None:
+        """The key read by `load_config` (None: not found, or a config built in code)."""
+        return self._api_key
+
+
+class FilterConfig(Model):
+    """Which runs a scorer sees; empty fields match everything.
+
+    Attributes:
+        agents: agent names or ids.
+        conventions: instrumentation conventions (`genai`, `mastra`, `openinference`, …).
+        attributes: key → value that must equal the run's resource attribute or request
+            context entry of that key.
+    """
+
+    agents: list[NonEmpty] = Field(default_factory=list)
+    conventions: list[NonEmpty] = Field(default_factory=list)
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("attributes")
+    @classmethod
+    def _scalar_values(cls, value: dict[str, Any]) -> dict[str, Any]:
+        bad = [k for k, v in value.items() if v is None or isinstance(v, dict)]
+        if bad:
+            raise ValueError(f"values must be strings, numbers, booleans or lists "
+                             f"(not for {', '.join(map(repr, bad))})")
+        return value
+
+
+class ScorerConfig(Model):
+    """One entry of `scorers:`.
+
+    Attributes:
+        scorer: `builtin:<id>` or an import path `module:attribute` naming a `Scorer` or a
+            factory returning one.
+        sampling: `{type: none}` (default) or `{type: ratio, rate: r}`.
+        filter: which runs it sees.
+        options: keyword arguments of the built-in's or the factory's call.
+        timeout: seconds one run may take, judge calls included.
+    """
+
+    scorer: NonEmpty
+    sampling: Sampling = NoSampling()
+    filter: FilterConfig = FilterConfig()
+    options: dict[str, Any] = Field(default_factory=dict)
+    timeout: Seconds = Field(default=30.0, gt=0)
+
+
+class OtlpExporterConfig(Model):
+    """Scores out over OTLP (DESIGN §7). The standard `OTEL_EXPORTER_OTLP_*` variables apply.
+
+    Attributes:
+        endpoint: `host:port` or URL of the OTLP backend; None: this exporter is off.
+        protocol: `grpc` or `http/protobuf` (`http` is read as `http/protobuf`).
+        headers: sent with every export (secret: masked in `check-config`).
+        insecure: gRPC without TLS.
+        judge_content: also export the judge's prompts and replies on the judge-call spans.
+        timeout: seconds per export call.
+    """
+
+    endpoint: OtlpEndpoint | None = None
+    protocol: Protocol = "grpc"
+    headers: dict[str, str] = Field(default_factory=dict)
+    insecure: bool = True
+    judge_content: bool = False
+    timeout: Seconds = Field(default=10.0, gt=0)
+
+
+class PrometheusExporterConfig(Model):
+    """`/metrics`, `/healthz` and `/readyz`.
+
+    Attributes:
+        endpoint: `host:port` to listen on.
+    """
+
+    endpoint: HostPort = "0.0.0.0:9464"
+
+
+class JsonlExporterConfig(Model):
+    """One ScoreRecord per line.
+
+    Attributes:
+        path: the file; None: this exporter is off.
+    """
+
+    path: Path | None = None
+
+
+class ExportersConfig(Model):
+    """Where scores go.
+
+    Attributes:
+        otlp: OTLP spans, span events and log records.
+        prometheus: metrics.
+        jsonl: JSON lines.
+    """
+
+    otlp: OtlpExporterConfig = OtlpExporterConfig()
+    prometheus: PrometheusExporterConfig = PrometheusExporterConfig()
+    jsonl: JsonlExporterConfig = JsonlExporterConfig()
+
+
+class ForwardConfig(Model):
+    """Pass-through of every received span and log record (DESIGN §6; `collector.forward._forwarder`).
+
+    The standard `OTEL_EXPORTER_OTLP_*` variables do not apply here: they configure where
+    scores go (`exporters.otlp`). The forward target is only ever `endpoint`.
+
+    Attributes:
+        endpoint: `host:port` or URL of the next collector; None: no forwarding. Over HTTP the
+            base URL: `/v1/traces` and `/v1/logs` are appended.
+        protocol: `grpc` or `http/protobuf`.
+        headers: sent with every forwarded request (secret: masked in `check-config`).
+        insecure: plaintext when `endpoint` has no scheme (`https://` always means TLS).
+        timeout: seconds per attempt.
+        ca_file: PEM CA bundle that verifies the next collector (None: the system's).
+        cert_file: client certificate for mTLS (with `key_file`).
+        key_file: its private key.
+        queue_size: requests held at most (queued and in flight); past it new requests are
+            dropped and counted (`dropped_full`).
+        queue_max_mib: MiB of request bodies held at most (same drop).
+        consumers: requests in flight at once.
+        initial_backoff: first retry wait in seconds (doubling, jittered).
+        max_backoff: longest retry wait in seconds.
+    """
+
+    endpoint: OtlpEndpoint | None = None
+    protocol: Protocol = "grpc"
+    headers: dict[str, str] = Field(default_factory=dict)
+    insecure: bool = True
+    timeout: Seconds = Field(default=10.0, gt=0)
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = Field(default=None, validate_default=True)
+    queue_size: Count = Field(default=1000, ge=1)
+    queue_max_mib: Annotated[float, BeforeValidator(no_bool),
+                             Field(gt=0, allow_inf_nan=False)] = 64.0
+    consumers: Count = Field(default=4, ge=1, le=256)
+    initial_backoff: Seconds = Field(default=1.0, gt=0)
+    max_backoff: Seconds = Field(default=30.0, gt=0)
+
+    @field_validator("ca_file", "cert_file", "key_file")
+    @classmethod
+    def _file_exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"file not found: {value}")
+        return value
+
+    @field_validator("key_file")
+    @classmethod
+    def _pair(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if (value is None) != (info.data.get("cert_file") is None) and \
+                "cert_file" in info.data:
+            raise ValueError("cert_file and key_file go together: set both or neither")
+        return value
+
+    @field_validator("max_backoff")
+    @classmethod
+    def _not_below_initial(cls, value: float, info: ValidationInfo) -> float:
+        initial = info.data.get("initial_backoff")
+        if isinstance(initial, float) and value < initial:
+            raise ValueError(f"must be at least initial_backoff ({initial:g})")
+        return value
+
+
+class Config(Model):
+    """The whole configuration (DESIGN §8). Every field has a default.
+
+    Attributes:
+        receivers: OTLP receivers.
+        assembly: trace buffering.
+        storage: queue and span log.
+        limits: process limits.
+        judge: the judge and its limits.
+        scorers: the configured scorers (none by default).
+        exporters: where scores go.
+        forward: optional pass-through of received telemetry.
+    """
+
+    receivers: ReceiversConfig = ReceiversConfig()
+    assembly: AssemblyConfig = AssemblyConfig()
+    storage: StorageConfig = StorageConfig()
+    limits: LimitsConfig = LimitsConfig()
+    judge: JudgeConfig = JudgeConfig()
+    scorers: list[ScorerConfig] = Field(default_factory=list)
+    exporters: ExportersConfig = ExportersConfig()
+    forward: ForwardConfig = ForwardConfig()
+
+    # (scorers list, judge config, specs) resolved by load_config; reused while both are the same
+    _resolved: tuple[object, object, tuple[ScorerSpec, ...]] | None = PrivateAttr(default=None)
