@@ -1,7 +1,7 @@
 """The OTLP codec, pure (the Collector's `pdata`): decoded values, protobuf and strict
 proto3-JSON decoding, JSON -> protobuf. Below every other room; imports none of them."""
 
-from collector.otlp._decode import (
+from collector.otlp._json import (
     Decoded,
     decode_json,
     decode_json_bytes,
