@@ -2,12 +2,7 @@
 `check-config`), plus what `demo` and the tests share: reading OTLP files the way `inspect`
 does, and sending spans and log records through the official OTel exporters (`_replay`)."""
 
-from collector.cli._inspect import (
-    InspectResult,
-    UnreadableInputError,
-    inspect_files,
-    read_otlp_file,
-)
+from collector.cli._inspect import InspectResult, inspect_files
 from collector.cli._main import main
 from collector.cli._replay import (
     demo_trace_files,
@@ -18,6 +13,7 @@ from collector.cli._replay import (
     to_readable_logs,
     to_readable_spans,
 )
+from collector.otlp import UnreadableInputError, read_otlp_file
 
 __all__ = ["InspectResult", "UnreadableInputError", "demo_trace_files", "inspect_files", "main",
            "otlp_log_exporter", "otlp_span_exporter", "read_otlp_file", "send_logs",
