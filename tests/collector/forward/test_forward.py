@@ -31,7 +31,8 @@ from pydantic import ValidationError
 
 from bench.forward_outage import run_outage
 from collector.config import ForwardConfig
-from collector.forward import Forwarder, ForwardingSink, json_to_protobuf
+from collector.forward import Forwarder, ForwardingSink
+from collector.otlp import json_to_protobuf
 from collector.receivers import GrpcReceiver, HttpReceiver
 from exporters.prometheus import Metrics
 from tests.collector._sinks import RecordingSink, make_logs, make_spans
