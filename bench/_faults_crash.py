@@ -42,7 +42,7 @@ def agent_runs(n: int, rng: random.Random, *, unique_text: bool = False) -> list
     `unique_text` also makes every copy's content unique ("Paris" → "Paris-<k>"), so two
     copies never ask a judge the same thing.
     """
-    from collector.cli import read_otlp_file
+    from collector.otlp import read_otlp_file
 
     spans = read_otlp_file(ROOT / "examples" / "traces" / "weather-agent.otlp.jsonl").spans
     out = []

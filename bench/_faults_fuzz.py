@@ -719,7 +719,7 @@ _VALUE_JUNK: st.SearchStrategy[Any] = st.one_of(
                      # lone surrogates arrive as JSON escapes inside text (decoders replace
                      # them in OTLP/JSON bodies themselves)
                      '[{"role": "user", "content": "a\\ud800"}]', '"\\udfff x"']),
-    # Values nest at most 64 deep out of the decoders (collector.otlp._decode.MAX_VALUE_DEPTH); JSON text
+    # Values nest at most 64 deep out of the decoders (collector.otlp._decoded.MAX_VALUE_DEPTH); JSON text
     # inside a string nests as deep as it likes.
     st.integers(40, 66).map(_deep), st.integers(40, 400).map(lambda n: "[" * n + "]" * n))
 

@@ -39,8 +39,9 @@ if str(ROOT) not in sys.path:
 import grpc  # type: ignore[import-untyped,unused-ignore]  # noqa: E402
 import yaml  # noqa: E402
 
-from collector.cli._inspect import inspect_files, read_otlp_file  # noqa: E402
+from collector.cli import inspect_files  # noqa: E402
 from collector.cli._replay import otlp_span_exporter, send_spans  # noqa: E402
+from collector.otlp import read_otlp_file  # noqa: E402
 from tests.e2e._serve import ServeProcess, base_config, wait_for_records  # noqa: E402
 from tests.fakes.fake_anthropic import (  # noqa: E402
     FakeAnthropic,

@@ -64,7 +64,8 @@ def build_templates(count: int) -> list[Template]:
     """`count` requests of ~512 spans of whole traces from every capture."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    from collector.cli import read_otlp_file, to_readable_spans
+    from collector.cli import to_readable_spans
+    from collector.otlp import read_otlp_file
     from transforms import build_runs, group_traces
 
     files = sorted((ROOT / "tests" / "testdata" / "captures").glob("*/*.otlp.jsonl"))

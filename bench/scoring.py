@@ -124,7 +124,8 @@ def _proc_status(pid: int) -> dict[str, float]:
 
 def _templates() -> list[list[Any]]:
     """The demo captures (one per instrumentation library), as lists of spans per trace."""
-    from collector.cli import demo_trace_files, read_otlp_file
+    from collector.cli import demo_trace_files
+    from collector.otlp import read_otlp_file
     from transforms import group_traces
 
     return [list(t.spans) for f in demo_trace_files()

@@ -22,15 +22,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import math
 import re
-import time
 import typing
 import weakref
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from scorers._provider import JudgeReply, JudgeRequest
+from scorers._retry import http_retry_hint
 from scorers.errors import (
     JudgeAuthError,
     JudgeRequestError,
@@ -183,35 +181,17 @@ def is_retryable(error: BaseException) -> bool:
 
 
 def _retry_after(error: BaseException) -> float | None:
-    """The server's requested wait in seconds, or None.
-
-    `retry-after-ms` (milliseconds) wins over `retry-after` (seconds, or an HTTP date).
+    """The server's requested wait in seconds, or None: the first reply in the chain whose
+    headers hold a usable hint (`retry-after-ms` wins over `retry-after`, seconds or an HTTP
+    date; `scorers._retry.http_retry_hint`).
     """
     for err in error_chain(error):
         headers = _headers(err)
         if headers is None:
             continue
-        lowered = {str(k).lower(): str(v) for k, v in headers.items()}
-        value = lowered.get("retry-after-ms")
-        if value is not None:
-            try:
-                ms = float(value)
-            except ValueError:
-                ms = math.nan
-            if math.isfinite(ms) and ms >= 0:
-                return ms / 1000.0
-        value = lowered.get("retry-after")
-        if value is not None:
-            try:
-                seconds = float(value)
-            except ValueError:
-                try:
-                    when = parsedate_to_datetime(value)
-                except (TypeError, ValueError):
-                    continue
-                return max(0.0, when.timestamp() - time.time())
-            if math.isfinite(seconds) and seconds >= 0:
-                return seconds
+        wait = http_retry_hint(headers)
+        if wait is not None:
+            return wait
     return None
 
 

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from scorers._retry import capped_backoff
 from scorers.errors import JudgeAuthError, ScorecarError, error_chain
 
 __all__ = [
@@ -126,7 +127,7 @@ def exponential_delay(initial: float = 1.0, factor: float = 2.0,
         raise ValueError("need initial >= 0, factor >= 1 and maximum >= 0")
 
     def delay(retry_count: int) -> float:
-        return float(min(maximum, initial * factor ** retry_count))
+        return float(capped_backoff(retry_count, initial=initial, maximum=maximum, factor=factor))
 
     return delay
 

@@ -1,13 +1,8 @@
 """The `scorecar` command: one module per subcommand (`serve`, `demo`, `inspect`, `score`,
-`check-config`), plus what `demo` and the tests share: reading OTLP files the way `inspect`
+`check-config`), plus what `demo` and the tests share: rebuilding runs from OTLP files as `inspect`
 does, and sending spans and log records through the official OTel exporters (`_replay`)."""
 
-from collector.cli._inspect import (
-    InspectResult,
-    UnreadableInputError,
-    inspect_files,
-    read_otlp_file,
-)
+from collector.cli._inspect import InspectResult, inspect_files
 from collector.cli._main import main
 from collector.cli._replay import (
     demo_trace_files,
@@ -19,6 +14,6 @@ from collector.cli._replay import (
     to_readable_spans,
 )
 
-__all__ = ["InspectResult", "UnreadableInputError", "demo_trace_files", "inspect_files", "main",
-           "otlp_log_exporter", "otlp_span_exporter", "read_otlp_file", "send_logs",
+__all__ = ["InspectResult", "demo_trace_files", "inspect_files", "main",
+           "otlp_log_exporter", "otlp_span_exporter", "send_logs",
            "send_spans", "to_readable_logs", "to_readable_spans"]

@@ -18,10 +18,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from collector.cli._inspect import read_otlp_file
 from collector.cli._options import log_options
 from collector.cli._replay import demo_trace_files, otlp_span_exporter, send_spans
 from collector.config import Config, build_judge, load_config
+from collector.otlp import read_otlp_file
 from collector.scoring import ScorerSpec
 from collector.service import Sidecar, setup_logging
 from scorers import ScoreRecord

@@ -19,17 +19,11 @@ from typing import IO
 
 import click
 
-from collector.otlp import Decoded, decode_json_bytes
-from scorers.errors import ScorecarError
+from collector.otlp import Decoded, UnreadableInputError, read_otlp_file
 from scorers.types import ScorerRun
 from transforms import build_runs, group_traces
 
-__all__ = ["InspectResult", "UnreadableInputError", "inspect_command", "inspect_files",
-           "read_otlp_file", "write_report"]
-
-
-class UnreadableInputError(ScorecarError):
-    """A file could not be read at all (missing, a directory, permission denied, not OTLP JSON)."""
+__all__ = ["InspectResult", "inspect_command", "inspect_files", "write_report"]
 
 
 @dataclass(slots=True)
@@ -42,44 +36,6 @@ class InspectResult:
     logs: int = 0
     traces: int = 0
     errors: list[str] = field(default_factory=list)
-
-
-def read_otlp_file(path: Path) -> Decoded:
-    """Decode one file: JSON lines, or a single (possibly multi-line) JSON document.
-
-    Raises:
-        UnreadableInputError: the file cannot be opened or read.
-    """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UnreadableInputError(f"{path}: {exc.strerror or exc}") from exc
-    out = Decoded()
-    stripped = data.strip()
-    if not stripped:
-        return out
-    # One document spread over many lines (pretty-printed) parses whole; else JSON lines.
-    whole = decode_json_bytes(stripped) if b"\n" in stripped else None
-    if whole is not None and not whole.refused.get("malformed_json"):
-        return whole
-    if whole is not None and whole.errors and \
-            not whole.errors[0].startswith("malformed_json: not JSON"):
-        # Valid JSON with fields of the wrong type: say so, rather than retry it line by line.
-        raise UnreadableInputError(f"{path}: not an OTLP request ({whole.errors[0]})")
-    usable = 0
-    for n, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
-            continue
-        part = decode_json_bytes(line)
-        if not (part.refused.get("malformed_json") or part.refused.get("not_otlp")
-                or part.refused.get("too_deep")) or part.spans or part.logs:
-            usable += 1
-        part.errors = [f"{path}:{n}: {e}" for e in part.errors]
-        out.extend(part)
-    if usable == 0:
-        first = out.errors[0] if out.errors else "no OTLP request found"
-        raise UnreadableInputError(f"{path}: not OTLP JSON ({first})")
-    return out
 
 
 def inspect_files(paths: Iterable[Path]) -> InspectResult:

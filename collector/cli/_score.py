@@ -16,8 +16,9 @@ from typing import IO, Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from collector.cli._inspect import UnreadableInputError, inspect_files
+from collector.cli._inspect import inspect_files
 from collector.cli._options import CONFIG_OPTION, load_or_exit
+from collector.otlp import UnreadableInputError
 from collector.scoring import ScorerSpec
 from scorers import ScoreRecord, ScorerRun, is_sampled, score_record, use_judge_provider
 from scorers.judge import JudgeProvider

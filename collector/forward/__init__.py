@@ -5,7 +5,6 @@ from collector.forward._forwarder import (
     Forwarder,
     ForwardingSink,
     Signal,
-    json_to_protobuf,
 )
 
-__all__ = ["Forwarder", "ForwardingSink", "Signal", "json_to_protobuf"]
+__all__ = ["Forwarder", "ForwardingSink", "Signal"]

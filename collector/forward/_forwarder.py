@@ -38,60 +38,25 @@ receiver ─accept→ ForwardingSink ─→ Ingest (span log, assembly: scoring)
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import json
 import logging
-import random
-import ssl
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import aiohttp
-import grpc  # type: ignore[import-untyped,unused-ignore]
-from google.protobuf import json_format
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped,unused-ignore]
-from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
-
+from collector._retry import jittered_backoff
 from collector._telemetry import Metrics
+from collector.forward._transport import _GrpcTransport, _HttpTransport, _Transport
 from collector.intake import BodyKind, SpanSink
-from collector.otlp import Decoded
+from collector.otlp import Decoded, Signal, json_to_protobuf
 
-__all__ = ["Forwarder", "ForwardingSink", "Signal", "json_to_protobuf"]
+__all__ = ["Forwarder", "ForwardingSink", "Signal"]
 
 log = logging.getLogger("scorecar.forward")
 
-Signal = Literal["traces", "logs"]
-
-_GRPC_METHODS: dict[Signal, str] = {
-    "traces": "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
-    "logs": "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
-}
-_GRPC_RETRYABLE = frozenset({
-    grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.ABORTED,
-    grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DATA_LOSS,
-})
-_HTTP_RETRYABLE = frozenset({429, 502, 503, 504})
 _MIB = 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class _Result:
-    """One attempt's outcome: ok, retryable (with the server's delay, if any), or permanent."""
-
-    ok: bool
-    retryable: bool = False
-    retry_after: float | None = None
-    why: str = ""
-
-
-_OK = _Result(ok=True)
 
 
 @dataclass(eq=False, slots=True)
@@ -102,213 +67,12 @@ class _Item:
     count: int
 
 
-# --------------------------------------------------------------------------- JSON → protobuf
-
-_ID_FIELDS = ("traceId", "trace_id", "spanId", "span_id", "parentSpanId", "parent_span_id")
-
-
-def _ids_to_base64(obj: dict[str, Any]) -> None:
-    """OTLP/JSON ids are hex; proto3 JSON `bytes` are base64: convert in place."""
-    for key in _ID_FIELDS:
-        value = obj.get(key)
-        if isinstance(value, str) and value:
-            obj[key] = base64.b64encode(bytes.fromhex(value)).decode("ascii")
-
-
-def _each(obj: dict[str, Any], *keys: str) -> list[Any]:
-    for key in keys:
-        value = obj.get(key)
-        if isinstance(value, list):
-            return value
-    return []
-
-
-def json_to_protobuf(body: bytes, signal: Signal) -> bytes:
-    """An OTLP/JSON request body as the same request in binary protobuf.
-
-    OTLP/JSON differs from proto3 JSON only in ids (hex, not base64); enum numbers, camelCase
-    or snake_case names and int64 as strings or numbers are proto3 JSON already. Unknown fields
-    are ignored, as OTLP receivers must.
-
-    Raises:
-        ValueError: the body is not an OTLP/JSON request of `signal` (e.g. an id not in hex).
-    """
-    doc = json.loads(body)
-    if not isinstance(doc, dict):
-        raise ValueError("not a JSON object")
-    if signal == "traces":
-        for rs in _each(doc, "resourceSpans", "resource_spans"):
-            for ss in _each(rs, "scopeSpans", "scope_spans") if isinstance(rs, dict) else []:
-                for span in _each(ss, "spans") if isinstance(ss, dict) else []:
-                    if isinstance(span, dict):
-                        _ids_to_base64(span)
-                        for link in _each(span, "links"):
-                            if isinstance(link, dict):
-                                _ids_to_base64(link)
-        request: Any = trace_service_pb2.ExportTraceServiceRequest()
-    else:
-        for rl in _each(doc, "resourceLogs", "resource_logs"):
-            for sl in _each(rl, "scopeLogs", "scope_logs") if isinstance(rl, dict) else []:
-                for record in _each(sl, "logRecords", "log_records") if isinstance(sl, dict) \
-                        else []:
-                    if isinstance(record, dict):
-                        _ids_to_base64(record)
-        request = logs_service_pb2.ExportLogsServiceRequest()
-    try:
-        json_format.ParseDict(doc, request, ignore_unknown_fields=True)
-    except json_format.ParseError as exc:
-        raise ValueError(str(exc)) from None
-    return bytes(request.SerializeToString())
-
-
-# --------------------------------------------------------------------------- transports
-
-
-class _Transport(Protocol):
-    async def open(self) -> None: ...
-
-    async def send(self, signal: Signal, payload: bytes) -> _Result: ...
-
-    async def close(self) -> None: ...
-
-
 def _redact(endpoint: str) -> str:
     """The endpoint without user info (safe to log)."""
     if "://" not in endpoint:
         return endpoint
     parts = urlsplit(endpoint)
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
-
-
-def _read(path: Path | None) -> bytes | None:
-    return path.read_bytes() if path is not None else None
-
-
-def _retry_info(exc: grpc.aio.AioRpcError) -> float | None:
-    """The `google.rpc.RetryInfo` delay in an error's `grpc-status-details-bin`, if any."""
-    for key, value in exc.trailing_metadata() or ():
-        if key != "grpc-status-details-bin" or not isinstance(value, bytes):
-            continue
-        try:
-            status = status_pb2.Status.FromString(value)
-        except Exception:  # noqa: BLE001 - a malformed detail is no RetryInfo
-            return None
-        for detail in status.details:
-            if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-                info = error_details_pb2.RetryInfo()
-                detail.Unpack(info)
-                return float(info.retry_delay.seconds + info.retry_delay.nanos / 1e9)
-    return None
-
-
-class _GrpcTransport:
-    def __init__(self, endpoint: str, *, insecure: bool, headers: Mapping[str, str],
-                 timeout: float, ca_file: Path | None, cert_file: Path | None,
-                 key_file: Path | None, reconnect_backoff: tuple[float, float]) -> None:
-        if "://" in endpoint:
-            parts = urlsplit(endpoint)
-            self._target = parts.netloc.rpartition("@")[2]
-            self._secure = parts.scheme == "https"
-        else:
-            self._target = endpoint
-            self._secure = not insecure
-        self._files = (ca_file, cert_file, key_file)
-        self._metadata = tuple((k.lower(), v) for k, v in headers.items())
-        self._timeout = timeout
-        low, high = reconnect_backoff
-        # No transparent retries (this module counts every attempt) and reconnects no slower
-        # than the backoff, so a backend that returns is used within `max_backoff`.
-        self._options = [("grpc.enable_retries", 0),
-                         ("grpc.initial_reconnect_backoff_ms", max(1, int(low * 1000))),
-                         ("grpc.min_reconnect_backoff_ms", max(1, int(low * 1000))),
-                         ("grpc.max_reconnect_backoff_ms", max(1, int(high * 1000)))]
-        self._channel: grpc.aio.Channel | None = None
-        self._calls: dict[Signal, Any] = {}
-
-    async def open(self) -> None:
-        if self._secure:
-            ca, cert, key = (_read(p) for p in self._files)
-            creds = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key,
-                                                 certificate_chain=cert)
-            self._channel = grpc.aio.secure_channel(self._target, creds, options=self._options)
-        else:
-            self._channel = grpc.aio.insecure_channel(self._target, options=self._options)
-        # No (de)serializers: the body goes out as the bytes it is.
-        self._calls = {s: self._channel.unary_unary(m) for s, m in _GRPC_METHODS.items()}
-
-    async def send(self, signal: Signal, payload: bytes) -> _Result:
-        try:
-            await self._calls[signal](payload, timeout=self._timeout, metadata=self._metadata)
-        except grpc.aio.AioRpcError as exc:
-            code = exc.code()
-            delay = _retry_info(exc)
-            retryable = code in _GRPC_RETRYABLE or (
-                code == grpc.StatusCode.RESOURCE_EXHAUSTED and delay is not None)
-            return _Result(False, retryable, delay, code.name)
-        return _OK
-
-    async def close(self) -> None:
-        if self._channel is not None:
-            await self._channel.close()
-            self._channel = None
-
-
-def _retry_after(value: str | None) -> float | None:
-    """`Retry-After` as seconds (a number, or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
-
-
-class _HttpTransport:
-    def __init__(self, endpoint: str, *, insecure: bool, headers: Mapping[str, str],
-                 timeout: float, ca_file: Path | None, cert_file: Path | None,
-                 key_file: Path | None) -> None:
-        base = endpoint if "://" in endpoint else \
-            f"{'http' if insecure else 'https'}://{endpoint}"
-        base = base.rstrip("/")
-        self._urls: dict[Signal, str] = {"traces": f"{base}/v1/traces",
-                                         "logs": f"{base}/v1/logs"}
-        self._headers = {**headers, "Content-Type": "application/x-protobuf"}
-        self._timeout = timeout
-        self._ssl: ssl.SSLContext | None = None
-        if base.startswith("https://"):
-            self._ssl = ssl.create_default_context(cafile=ca_file)
-            if cert_file is not None:
-                self._ssl.load_cert_chain(cert_file, key_file)
-        self._session: aiohttp.ClientSession | None = None
-
-    async def open(self) -> None:
-        self._session = aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=self._timeout), raise_for_status=False)
-
-    async def send(self, signal: Signal, payload: bytes) -> _Result:
-        assert self._session is not None, "open() first"
-        try:
-            async with self._session.post(self._urls[signal], data=payload,
-                                          headers=self._headers,
-                                          ssl=self._ssl if self._ssl is not None else True
-                                          ) as resp:
-                await resp.read()
-                if 200 <= resp.status < 300:
-                    return _OK
-                return _Result(False, resp.status in _HTTP_RETRYABLE,
-                               _retry_after(resp.headers.get("Retry-After")),
-                               f"HTTP {resp.status}")
-        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            return _Result(False, True, None, type(exc).__name__)
-
-    async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
 
 
 # --------------------------------------------------------------------------- the forwarder
@@ -500,8 +264,9 @@ class Forwarder:
                 self._release(item)
 
     def _backoff(self, attempt: int) -> float:
-        ceiling = min(self._max_backoff, self._initial_backoff * 2.0 ** min(attempt, 30))
-        return ceiling * random.uniform(0.5, 1.0)  # noqa: S311 - jitter, not security
+        # The exponent stops at 30 so that an outage of any length never overflows.
+        return jittered_backoff(attempt, initial=self._initial_backoff,
+                                maximum=self._max_backoff, max_exponent=30)
 
     async def _deliver(self, item: _Item) -> None:
         payload = item.body

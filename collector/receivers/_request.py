@@ -9,7 +9,6 @@ import json
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from typing import Literal
 
 from collector._telemetry import Metrics
 from collector.intake import BodyKind, Overloaded, SpanSink
@@ -20,6 +19,7 @@ from collector.otlp import (
     scan_traces_protobuf,
     utf8_text,
 )
+from collector.receivers._status import Status
 from transforms.reasons import Reason
 
 __all__ = ["Accepted", "Refused", "ingest", "refuse"]
@@ -37,15 +37,13 @@ _MAX_MESSAGE = 1000
 # is only a backstop so that a decoder bug still answers 400, not 500.
 _SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError, RecursionError)
 
-Status = Literal["malformed", "oversized", "unsupported", "overloaded", "internal",
-                 "unauthenticated", "rate_limited"]
-
 
 class Refused(Exception):
     """The request is refused whole (already counted in `spans_refused`).
 
     Attributes:
-        status: what kind of refusal; the transport maps it to its code.
+        status: what kind of refusal; `collector.receivers._status.ANSWERS` maps it to
+            each transport's answer.
         message: an English explanation for the client.
         retry_after: seconds the client should wait (`overloaded`, `internal`,
             `rate_limited`).

@@ -45,6 +45,7 @@ from collector.config import TlsConfig
 from collector.intake import BodyKind, SpanSink
 from collector.receivers._request import Refused, ingest, refuse
 from collector.receivers._security import Guard, grpc_peer_host
+from collector.receivers._status import ANSWERS
 
 __all__ = ["GrpcReceiver", "LOGS_SERVICE", "TRACE_SERVICE"]
 
@@ -208,17 +209,8 @@ class GrpcReceiver:
 
     @staticmethod
     async def _abort(context: grpc.aio.ServicerContext[bytes, bytes], exc: Refused) -> None:
-        if exc.status == "unauthenticated":
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, exc.message)
-        if exc.status == "rate_limited":
-            code = grpc.StatusCode.RESOURCE_EXHAUSTED
-            await context.abort(code, exc.message, trailing_metadata=_retry_metadata(
-                code, exc.message, exc.retry_after))
-        if exc.status == "malformed":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
-        if exc.status == "oversized":
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message)
-        code = grpc.StatusCode.UNAVAILABLE
-        await context.abort(code, exc.message,
-                            trailing_metadata=_retry_metadata(code, exc.message, exc.retry_after))
-
+        answer = ANSWERS[exc.status]
+        code = answer.grpc_code
+        metadata = _retry_metadata(code, exc.message, exc.retry_after) if answer.retryable \
+            else ()
+        await context.abort(code, exc.message, trailing_metadata=metadata)

@@ -36,7 +36,7 @@ from google.protobuf import json_format
 from google.protobuf.any_pb2 import Any as AnyPb
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
-from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped,unused-ignore]
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped,unused-ignore]
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from pydantic import SecretStr
@@ -46,6 +46,7 @@ from collector.config import TlsConfig
 from collector.intake import BodyKind, SpanSink
 from collector.receivers._request import Refused, ingest, refuse
 from collector.receivers._security import Guard, server_ssl_context
+from collector.receivers._status import ANSWERS
 
 __all__ = ["HttpReceiver"]
 
@@ -60,13 +61,6 @@ _KINDS: dict[tuple[bool, bool], BodyKind] = {
     (False, False): "traces_protobuf", (False, True): "traces_json",
     (True, False): "logs_protobuf", (True, True): "logs_json",
 }
-_HTTP_STATUS = {"malformed": 400, "oversized": 413, "unsupported": 415, "overloaded": 503,
-                "internal": 503, "unauthenticated": 401, "rate_limited": 429}
-_RPC_CODE = {"malformed": code_pb2.INVALID_ARGUMENT, "oversized": code_pb2.RESOURCE_EXHAUSTED,
-             "unsupported": code_pb2.INVALID_ARGUMENT, "overloaded": code_pb2.UNAVAILABLE,
-             "internal": code_pb2.UNAVAILABLE, "unauthenticated": code_pb2.UNAUTHENTICATED,
-             "rate_limited": code_pb2.RESOURCE_EXHAUSTED}
-_RETRYABLE = frozenset({"overloaded", "internal", "rate_limited"})
 
 
 def _encode(message: Message, as_json: bool) -> bytes:
@@ -245,16 +239,17 @@ class HttpReceiver:
         return b"".join(parts)
 
     def _error(self, exc: Refused, as_json: bool) -> web.Response:
-        status = status_pb2.Status(code=_RPC_CODE[exc.status], message=exc.message)
+        answer = ANSWERS[exc.status]
+        status = status_pb2.Status(code=answer.rpc_code, message=exc.message)
         headers = {}
         if exc.status == "unauthenticated":
             headers["WWW-Authenticate"] = "Bearer"
-        if exc.status in _RETRYABLE:
+        if answer.retryable:
             delay = max(1, math.ceil(exc.retry_after))
             headers["Retry-After"] = str(delay)
             detail = AnyPb()
             detail.Pack(error_details_pb2.RetryInfo(retry_delay=Duration(seconds=delay)))
             status.details.append(detail)
-        return web.Response(status=_HTTP_STATUS[exc.status], headers=headers,
+        return web.Response(status=answer.http_status, headers=headers,
                             body=_encode(status, as_json),
                             content_type=_JSON if as_json else "application/x-protobuf")

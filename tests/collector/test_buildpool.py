@@ -11,7 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from collector.cli import read_otlp_file
+from collector.otlp import read_otlp_file
 from collector.scoring import BuildPool, RunFilter, Selection
 from scorers.sampling import NoSampling, RatioSampling
 from transforms import group_traces

@@ -357,7 +357,8 @@ def _send_round(demo: DemoProcess, *, fresh_traces: bool) -> int:
     """Send traffic a real agent fleet would: (when `fresh_traces`) the demo's captures under
     new trace ids, then one batch again unchanged (an exporter retrying: duplicates) and one
     malformed OTLP/HTTP request (refused). Returns how many new agent traces were sent."""
-    from collector.cli import demo_trace_files, otlp_span_exporter, read_otlp_file, send_spans
+    from collector.cli import demo_trace_files, otlp_span_exporter, send_spans
+    from collector.otlp import read_otlp_file
 
     files = demo_trace_files()
     exporter = otlp_span_exporter(f"127.0.0.1:{demo.grpc_port}", "grpc")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from collector.cli import read_otlp_file
+from collector.otlp import read_otlp_file
 from tests.e2e._serve import ServeProcess, base_config, export_or_die, read_jsonl
 from transforms import Span, build_runs, group_traces
 

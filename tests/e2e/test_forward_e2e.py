@@ -10,10 +10,10 @@ from collector.cli import (
     inspect_files,
     otlp_log_exporter,
     otlp_span_exporter,
-    read_otlp_file,
     send_logs,
     send_spans,
 )
+from collector.otlp import read_otlp_file
 from tests.e2e._serve import ServeProcess, base_config, wait_for_records
 from tests.e2e.test_serve_e2e import metrics, total
 from tests.fakes.otlp_backend import OtlpBackend

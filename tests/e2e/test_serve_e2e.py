@@ -17,10 +17,10 @@ from collector.cli import (
     inspect_files,
     otlp_log_exporter,
     otlp_span_exporter,
-    read_otlp_file,
     send_logs,
     send_spans,
 )
+from collector.otlp import read_otlp_file
 from tests.e2e._serve import (
     ServeProcess,
     base_config,

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from collector.cli._inspect import inspect_files, write_report  # noqa: E402
-from collector.otlp._decode import Decoded, decode_json_bytes  # noqa: E402
+from collector.otlp import Decoded, decode_json_bytes  # noqa: E402
 from transforms import build_runs, group_traces  # noqa: E402
 
 

@@ -116,7 +116,7 @@ def test_unreadable_input_fails_clearly(tmp_path: Path) -> None:
 def test_an_unreadable_file_is_a_scorecar_error(tmp_path: Path) -> None:
     import pytest
 
-    from collector.cli import UnreadableInputError, read_otlp_file
+    from collector.otlp import UnreadableInputError, read_otlp_file
     from scorers.errors import ScorecarError
 
     with pytest.raises(UnreadableInputError) as info:

@@ -308,7 +308,7 @@ EVENTS_CAPTURE = (Path(__file__).resolve().parents[2] / "testdata" / "captures"
 
 
 def _events_capture() -> tuple[list[Span], list[LogEvent]]:
-    from collector.cli import read_otlp_file
+    from collector.otlp import read_otlp_file
 
     decoded = read_otlp_file(EVENTS_CAPTURE)
     assert decoded.spans and decoded.logs

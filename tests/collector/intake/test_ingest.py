@@ -17,7 +17,6 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from collector._telemetry import Metrics
-from collector.cli import read_otlp_file
 from collector.intake import (
     Assembly,
     BodyKind,
@@ -27,7 +26,7 @@ from collector.intake import (
     SpanLog,
     decode_body,
 )
-from collector.otlp import Decoded
+from collector.otlp import Decoded, read_otlp_file
 from transforms import build_runs, group_traces
 
 ROOT = Path(__file__).resolve().parents[3]

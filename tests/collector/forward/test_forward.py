@@ -32,7 +32,8 @@ from pydantic import ValidationError
 from bench.forward_outage import run_outage
 from collector._telemetry import Metrics
 from collector.config import ForwardConfig
-from collector.forward import Forwarder, ForwardingSink, json_to_protobuf
+from collector.forward import Forwarder, ForwardingSink
+from collector.otlp import json_to_protobuf
 from collector.receivers import GrpcReceiver, HttpReceiver
 from tests.fakes.metrics import sample
 from tests.fakes.otlp_backend import OtlpBackend
