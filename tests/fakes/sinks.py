@@ -42,11 +42,13 @@ class RecordingSink:
         exports: how many times `export` was called (failed calls too).
     """
 
-    def __init__(self, name: str = "rec", errors: Sequence[Exception] = ()) -> None:
+    def __init__(self, name: str = "rec", errors: Sequence[Exception] = (), *,
+                 overloaded: Overloaded | None = None, overloaded_times: int = 1_000_000
+                 ) -> None:
         self.name = name
         self.calls: list[Call] = []
-        self.overloaded: Overloaded | None = None
-        self.overloaded_times = 1_000_000
+        self.overloaded = overloaded
+        self.overloaded_times = overloaded_times
         self.accept_error: BaseException | None = None
         self.accept_error_times = 1_000_000
         self.capacity_checks = 0
