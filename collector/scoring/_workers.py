@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from collector.scoring._limits import TokenBudget
 from collector.scoring._specs import RunFilter, ScorerSpec
-from collector.scoring.queue._queue import Job, JobQueue, LiveCache, QueueFull, job_for
+from collector.scoring.queue import Job, JobQueue, LiveCache, QueueFull, job_for
 from exporters.prometheus import Metrics
 from exporters.sink import ScoreSink
 from scorers import Scorer, ScorerRun, create_scorer, use_judge_provider
