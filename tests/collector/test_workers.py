@@ -306,7 +306,7 @@ async def test_judge_401_fails_without_retry_and_is_reported_once(
     metrics = Metrics()
     provider = LimitedProvider(default_provider(), metrics=metrics)
     sink = RecordingSink()
-    with caplog.at_level(logging.ERROR, logger="collector.scoring._workers"):
+    with caplog.at_level(logging.ERROR, logger="collector.scoring._score"):
         await run_pool([ScorerSpec(judge_scorer(fake_anthropic))],
                        [make_run(i) for i in range(3)], [sink], metrics=metrics,
                        provider=provider)
