@@ -9,6 +9,7 @@ from collector.scoring._build import (
     default_processes,
 )
 from collector.scoring._export import ExportLoop
+from collector.scoring._handover import Handover
 from collector.scoring._limits import (
     LimitedProvider,
     Outcome,
@@ -39,4 +40,4 @@ from collector.scoring.queue import (
     job_for,
 )
 
-__all__ = ["BuildPool", "DEFAULT_DONE_RETENTION", "ExportLoop", "Job", "JobPlan", "JobQueue", "JobScorer", "LimitedProvider", "LiveCache", "MemoryQueue", "Outcome", "QueueFull", "QueueUnwritable", "RunFilter", "Scheduler", "ScorerSpec", "Selection", "SqliteQueue", "TokenBudget", "TracePlan", "WorkerPool", "build_plan", "classify_error", "default_processes", "estimate_tokens", "job_for", "plan_jobs", "run_scorer", "selections"]
+__all__ = ["BuildPool", "DEFAULT_DONE_RETENTION", "ExportLoop", "Handover", "Job", "JobPlan", "JobQueue", "JobScorer", "LimitedProvider", "LiveCache", "MemoryQueue", "Outcome", "QueueFull", "QueueUnwritable", "RunFilter", "Scheduler", "ScorerSpec", "Selection", "SqliteQueue", "TokenBudget", "TracePlan", "WorkerPool", "build_plan", "classify_error", "default_processes", "estimate_tokens", "job_for", "plan_jobs", "run_scorer", "selections"]
