@@ -49,7 +49,7 @@ from scorers.sampling import is_sampled
 from scorers.types import run_id_for
 from tests.fakes.fake_anthropic import FakeAnthropic, structured, unauthorized
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def make_run(i: int, *, agent: str = "support", convention: str = "genai") -> ScorerRun:
