@@ -590,7 +590,7 @@ def check_runs(spans: list[Span], logs: list[LogEvent]) -> None:
         stray = [k for k in built.reasons if not isinstance(k, Reason)]
         assert not stray, f"reason codes outside transforms.Reason: {stray}"
         for run in built.runs:
-            run.model_dump_json(by_alias=True)  # the queue stores runs so (collector/scoring/queue/_queue.py)
+            run.model_dump_json(by_alias=True)  # the queue stores runs so (collector/scoring/queue/_sqlite.py)
 
 
 class CheckingSink:

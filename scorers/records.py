@@ -13,7 +13,7 @@ from scorers.types import (
     ScorerInfo,
     ScorerResult,
     ScorerRun,
-    score_id_for,
+    score_id_of,
 )
 
 if TYPE_CHECKING:
@@ -29,18 +29,10 @@ def _info(scorer: Scorer) -> ScorerInfo:
                       has_judge=scorer.has_judge)
 
 
-def _record_id(run: ScorerRun, scorer_id: str) -> str:
-    t = run.target
-    if t is not None and t.trace_id and t.span_id:
-        return score_id_for(t.trace_id, t.span_id, scorer_id)
-    # A run that came from no trace: the run id stands in for the span.
-    return score_id_for("", run.run_id, scorer_id)
-
-
 def _base(scorer: Scorer, run: ScorerRun, source: Source) -> dict[str, Any]:
     t = run.target
     return {
-        "id": _record_id(run, scorer.id),
+        "id": score_id_of(run, scorer.id),
         "scorer_id": scorer.id,
         "scorer": _info(scorer),
         "entity_id": t.entity_id if t else None,

@@ -45,6 +45,7 @@ __all__ = [
     "ToolInvocationPart",
     "run_id_for",
     "score_id_for",
+    "score_id_of",
 ]
 
 
@@ -369,3 +370,13 @@ def score_id_for(trace_id: str, span_id: str, scorer_id: str) -> str:
     """The deterministic id of one scorer's score of one agent span (a UUID 5 of the URL
     namespace and `scorecar:score:{trace_id}:{span_id}:{scorer_id}`)."""
     return _uuid5(f"scorecar:score:{trace_id}:{span_id}:{scorer_id}")
+
+
+def score_id_of(run: ScorerRun, scorer_id: str) -> str:
+    """The score id of scorer `scorer_id` on `run` — the record's `id` and its queue job's id
+    (DESIGN §2): `score_id_for` of the run's trace and agent span; a run that came from no
+    trace has its run id stand in for the span (and an empty trace id)."""
+    t = run.target
+    if t is not None and t.trace_id and t.span_id:
+        return score_id_for(t.trace_id, t.span_id, scorer_id)
+    return score_id_for("", run.run_id, scorer_id)

@@ -1,6 +1,9 @@
 """`scorecar score FILE…`: score OTLP JSON files offline (backfill, CI checks) with the same
 scorers, filters, sampling, timeouts and judge limits as `serve`, writing one `ScoreRecord` per
 (run, scorer) with `source: TEST` (DESIGN §8).
+
+Selection and sampling are `serve`'s own (`plan_jobs`), and so is one run under its timeout
+(`run_scorer`).
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from collector.cli._inspect import inspect_files
 from collector.cli._options import CONFIG_OPTION, load_or_exit
 from collector.otlp import UnreadableInputError
-from collector.scoring import ScorerSpec
-from scorers import ScoreRecord, ScorerRun, is_sampled, score_record, use_judge_provider
+from collector.scoring import ScorerSpec, plan_jobs, run_scorer, selections
+from scorers import ScoreRecord, ScorerRun, score_record, use_judge_provider
 from scorers.judge import JudgeProvider
 
 __all__ = ["OfflineResult", "score_command", "score_files"]
@@ -37,14 +40,12 @@ class OfflineResult:
 
 
 async def _one(spec: ScorerSpec, run: ScorerRun) -> ScoreRecord:
-    try:
-        outcome = await asyncio.wait_for(spec.scorer.run(run), timeout=spec.timeout)
-    except TimeoutError:
-        err = TimeoutError(f"scorer {spec.id!r} took longer than its timeout "
-                           f"({spec.timeout:g}s)")
-        return score_record(spec.scorer, run, err, source="TEST")
-    except Exception as exc:  # noqa: BLE001 - a failing scorer is a failed record
-        return score_record(spec.scorer, run, exc, source="TEST")
+    outcome, _ = await run_scorer(spec, run)
+    if isinstance(outcome, TimeoutError):
+        # Offline wording (any TimeoutError, the scorer's own too), kept as it always was;
+        # `serve` says "did not finish within … s" and only when the deadline expired.
+        outcome = TimeoutError(f"scorer {spec.id!r} took longer than its timeout "
+                               f"({spec.timeout:g}s)")
     return score_record(spec.scorer, run, outcome, source="TEST")
 
 
@@ -65,16 +66,12 @@ async def score_files(paths: Sequence[Path], specs: Sequence[ScorerSpec], out: I
     result = OfflineResult()
     result.runs = len(built.runs)
     result.reasons.update(built.reasons)
-    jobs: list[tuple[ScorerSpec, ScorerRun]] = []
-    for run in built.runs:
-        trace_id = run.target.trace_id if run.target else None
-        for spec in specs:
-            if not spec.filter.matches(run):
-                result.skipped["filtered"] += 1
-            elif not is_sampled(spec.sampling, trace_id, run.run_id):
-                result.skipped["sampled_out"] += 1
-            else:
-                jobs.append((spec, run))
+    plan = plan_jobs(built.runs, selections(specs))
+    for (_, reason), n in plan.skipped.items():
+        result.skipped[reason] += n
+    by_id = {spec.id: spec for spec in specs}  # (scorer ids are distinct, as in `serve`)
+    assert plan.runs is not None
+    jobs = [(by_id[job.scorer_id], run) for job, run in zip(plan.jobs, plan.runs)]
     gate = asyncio.Semaphore(concurrency)
     bar = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    transient=True, disable=not progress)
@@ -93,6 +90,8 @@ async def score_files(paths: Sequence[Path], specs: Sequence[ScorerSpec], out: I
         records = await asyncio.gather(*(job(s, r) for s, r in jobs))
     for record in records:
         result.statuses[record.status] += 1
+        # Not `JsonlSink`'s `model_dump_json`: pydantic writes some floats (0.00001 for 1e-05)
+        # and NaN (null) differently from `json.dumps`, and these lines stay as they were.
         out.write(json.dumps(record.model_dump(mode="json", by_alias=True),
                              ensure_ascii=False, separators=(",", ":")))
         out.write("\n")

@@ -8,6 +8,8 @@ from collector.scoring._build import (
     build_plan,
     default_processes,
 )
+from collector.scoring._export import ExportLoop
+from collector.scoring._handover import Handover
 from collector.scoring._limits import (
     LimitedProvider,
     Outcome,
@@ -15,18 +17,17 @@ from collector.scoring._limits import (
     classify_error,
     estimate_tokens,
 )
-from collector.scoring._specs import (
+from collector.scoring._schedule import Scheduler
+from collector.scoring._score import JobScorer, run_scorer
+from collector.scoring._select import (
+    JobPlan,
     RunFilter,
     ScorerSpec,
-)
-from collector.scoring._workers import (
-    JobPlan,
-    Scheduler,
     Selection,
-    WorkerPool,
     plan_jobs,
     selections,
 )
+from collector.scoring._workers import WorkerPool
 from collector.scoring.queue import (
     DEFAULT_DONE_RETENTION,
     Job,
@@ -39,4 +40,4 @@ from collector.scoring.queue import (
     job_for,
 )
 
-__all__ = ["BuildPool", "DEFAULT_DONE_RETENTION", "Job", "JobPlan", "JobQueue", "LimitedProvider", "LiveCache", "MemoryQueue", "Outcome", "QueueFull", "QueueUnwritable", "RunFilter", "Scheduler", "ScorerSpec", "Selection", "SqliteQueue", "TokenBudget", "TracePlan", "WorkerPool", "build_plan", "classify_error", "default_processes", "estimate_tokens", "job_for", "plan_jobs", "selections"]
+__all__ = ["BuildPool", "DEFAULT_DONE_RETENTION", "ExportLoop", "Handover", "Job", "JobPlan", "JobQueue", "JobScorer", "LimitedProvider", "LiveCache", "MemoryQueue", "Outcome", "QueueFull", "QueueUnwritable", "RunFilter", "Scheduler", "ScorerSpec", "Selection", "SqliteQueue", "TokenBudget", "TracePlan", "WorkerPool", "build_plan", "classify_error", "default_processes", "estimate_tokens", "job_for", "plan_jobs", "run_scorer", "selections"]

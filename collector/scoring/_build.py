@@ -20,7 +20,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-from collector.scoring._workers import JobPlan, Selection, plan_jobs
+from collector.scoring._select import JobPlan, Selection, plan_jobs
 from scorers import ScorerRun
 from transforms import Reason, Trace, build_runs
 

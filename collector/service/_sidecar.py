@@ -6,7 +6,7 @@ receivers ─accept→ Ingest (span log, then Assembly) ─ready traces→ build
    JSON lines) ─all confirmed→ ack
 ```
 
-Start order is downstream first (queue, sinks, workers, the assembly loop, the admin port,
+Start order is downstream first (queue, sinks, workers, the assembly loop (`Handover`), the admin port,
 replay of the span log, receivers last); stop is the reverse, so nothing upstream outlives what
 it feeds. Only this module (and the CLI) wires; every component is testable alone.
 """
@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import gc
 import logging
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -38,17 +37,15 @@ from collector.intake import (
 from collector.receivers import GrpcReceiver, HttpReceiver
 from collector.scoring import (
     BuildPool,
-    JobPlan,
+    Handover,
     JobQueue,
     LimitedProvider,
     LiveCache,
     MemoryQueue,
-    QueueFull,
     Scheduler,
     ScorerSpec,
     SqliteQueue,
     TokenBudget,
-    TracePlan,
     WorkerPool,
     default_processes,
 )
@@ -147,11 +144,12 @@ class Sidecar:
                                   concurrency=max(32, 2 * j.max_concurrency), live=live)
         self.scheduler = Scheduler(specs, self.queue, self.metrics, on_jobs=self.workers.notify,
                                    live=live)
-        self._deferred: list[tuple[ReadyTrace, TracePlan]] = []
         processes = config.assembly.build_processes
         self.builder = BuildPool(self.scheduler.selections,
                                  processes=default_processes() if processes is None
                                  else processes)
+        self.handover = Handover(self.assembly, self.builder, self.scheduler, self.ingest,
+                                 self.metrics)
         self.grpc: GrpcReceiver | None = None
         self.http: HttpReceiver | None = None
         r = config.receivers
@@ -168,8 +166,6 @@ class Sidecar:
                                      max_requests_per_second=r.http.max_requests_per_second)
         self.admin = AdminServer(self.metrics, self._not_ready,
                                  endpoint=config.exporters.prometheus.endpoint)
-        self._wake = asyncio.Event()
-        self._loop_task: asyncio.Task[None] | None = None
         self._decode_task: asyncio.Task[None] | None = None
         self._started = False
         self._stopped = False
@@ -218,13 +214,13 @@ class Sidecar:
         await self.workers.start()
         if self.forwarder is not None:
             await self.forwarder.start()
-        self._loop_task = asyncio.create_task(self._assembly_loop(), name="scorecar-assembly")
+        self.handover.start()
         self._decode_task = asyncio.create_task(self.ingest.run(), name="scorecar-decode")
         metrics_port = await self.admin.start() if self._admin_enabled else None
         replayed = self.ingest.replay()
         if replayed:
             log.info("replayed the span log", extra={"requests": replayed})
-            self._wake.set()
+            self.handover.wake()
         grpc_port = await self.grpc.start() if self.grpc else None
         http_port = await self.http.start() if self.http else None
         self.ports = Ports(grpc_port, http_port, metrics_port)
@@ -249,11 +245,11 @@ class Sidecar:
             await self.grpc.stop(grace=min(grace, 5.0))
         if self.http is not None:
             await self.http.stop()
-        for task in (self._decode_task, self._loop_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        if self._decode_task is not None:
+            self._decode_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._decode_task
+        await self.handover.stop()
         if self.forwarder is not None:  # flushed within the same grace as in-flight jobs
             await asyncio.gather(self.workers.stop(grace), self.forwarder.stop(grace))
         else:
@@ -275,87 +271,17 @@ class Sidecar:
     async def __aexit__(self, *exc: Any) -> None:
         await self.stop()
 
-    # ------------------------------------------------------------------ the assembly loop
-
-    async def _assembly_loop(self) -> None:
-        while True:
-            deadline = self.assembly.next_deadline()
-            timeout = 0.5 if deadline is None else max(0.0, deadline - time.monotonic())
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=min(timeout, 0.5))
-            try:
-                await self.schedule_ready()
-            except Exception:  # noqa: BLE001 - the loop must survive anything one trace does
-                log.exception("scheduling failed; will retry")
+    # ------------------------------------------------------------------ the handover
 
     async def schedule_ready(self, ready: list[ReadyTrace] | None = None) -> int:
-        """Turn every ready trace into jobs now (one queue transaction for all of them);
-        returns the number of runs scheduled.
-
-        Traces whose jobs the queue refused (full) are held with their job plans and offered
-        again on later passes, without being built or counted again; their spans stay in the
-        write-ahead log until then.
-        """
-        held, self._deferred = self._deferred, []
-        new = self.assembly.poll() if ready is None else ready
-        if not held and not new:
-            return 0
-        plans = await self.builder.build([(r.trace, r.roots) for r in new])
-        built = list(zip(new, plans))
-        for _, tp in built:
-            for reason, n in tp.reasons.items():
-                self.metrics.build_reasons.labels(reason).inc(n)
-        count = self._commit_each(held, count_refusal=False) if held else 0
-        if self._deferred:  # the queue is still full: the new traces go one by one
-            return count + self._commit_each(built, count_refusal=True)
-        fresh, late = JobPlan(), JobPlan()
-        for item, tp in built:
-            (late if item.late else fresh).extend(tp.plan)
-        fresh_queued = False  # (put_many is all or nothing)
-        try:
-            self.scheduler.commit(fresh, count_refusal=False)
-            fresh_queued = True
-            self.scheduler.commit(late, rescore=True, count_refusal=False)
-        except QueueFull:  # near full: queue what fits, trace by trace
-            rest = built
-            if fresh_queued:
-                for item, tp in built:
-                    if not item.late:
-                        self.ingest.release(item)
-                        count += tp.runs
-                rest = [(i, tp) for i, tp in built if i.late]
-            return count + self._commit_each(rest, count_refusal=True)
-        for item, tp in built:
-            self.ingest.release(item)
-            count += tp.runs
-        return count
-
-    def _commit_each(self, built: list[tuple[ReadyTrace, TracePlan]], *,
-                     count_refusal: bool) -> int:
-        """Queue trace by trace; hold the traces the queue has no room for."""
-        count = 0
-        for item, tp in built:
-            try:
-                self.scheduler.commit(tp.plan, rescore=item.late, count_refusal=count_refusal)
-            except QueueFull:
-                self._deferred.append((item, tp))
-                continue
-            self.ingest.release(item)
-            count += tp.runs
-        return count
+        """Turn every ready trace into jobs now; returns the number of runs scheduled (see
+        `Handover.schedule_ready`)."""
+        return await self.handover.schedule_ready(ready)
 
     async def drain(self, timeout: float = 60.0) -> bool:
         """Wait until nothing is buffered and the queue is empty (for `demo`, `score` and
         tests). Buffered traces are handed over at once, without waiting for readiness."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            await self.schedule_ready(self.assembly.flush())
-            if self.ingest.backlog == 0 and self.assembly.pending_traces == 0 and \
-                    not self._deferred and self.queue.depth() == 0:
-                return True
-            await asyncio.sleep(0.05)
-        return False
+        return await self.handover.drain(timeout)
 
 
 def _dir_writable(path: Path) -> bool:

@@ -49,7 +49,7 @@ from tests.fakes.fake_anthropic import FakeAnthropic, structured, unauthorized
 from tests.fakes.metrics import sample
 from tests.fakes.sinks import RecordingSink
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def make_run(i: int, *, agent: str = "support", convention: str = "genai") -> ScorerRun:
@@ -280,7 +280,7 @@ async def test_judge_401_fails_without_retry_and_is_reported_once(
     metrics = Metrics()
     provider = LimitedProvider(default_provider(), metrics=metrics)
     sink = RecordingSink()
-    with caplog.at_level(logging.ERROR, logger="collector.scoring._workers"):
+    with caplog.at_level(logging.ERROR, logger="collector.scoring._score"):
         await run_pool([ScorerSpec(judge_scorer(fake_anthropic))],
                        [make_run(i) for i in range(3)], [sink], metrics=metrics,
                        provider=provider)

@@ -16,7 +16,7 @@ from collector.scoring import BuildPool, RunFilter, Selection
 from scorers.sampling import NoSampling, RatioSampling
 from transforms import group_traces
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CAPTURES = sorted((ROOT / "tests" / "testdata" / "captures").glob("*/*.otlp.jsonl"))
 CHOSEN = [Selection("all", RunFilter(), NoSampling()),
           Selection("half", RunFilter(), RatioSampling(rate=0.5)),
