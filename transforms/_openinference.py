@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from typing import Any
 
 from transforms._attrs import ContextKeys, indexed_list, output_text, set_path, tool_fact
@@ -393,17 +394,26 @@ def _exception_message(span: Span) -> str | None:
     return None
 
 
-def _model_input(span: Span, facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
-    # The raw provider request in input.value is the most faithful source (system prompt,
-    # tool_use / tool_result blocks); the flattened messages are the fallback.
-    value, ok = _io_value(facts, a, "input.value")
-    msgs = _request_messages(facts, value) if ok else None
+def _call_messages(span: Span, facts: SpanFacts, a: dict[str, Any], value_key: str,
+                   from_value: Callable[[Any], list[NMessage] | None], flat_key: str,
+                   smolagents: Callable[[list[Any]], list[Any]]) -> list[NMessage] | None:
+    """One side of a model call: the raw provider payload in `value_key` is the most faithful
+    source (system prompt, tool_use / tool_result blocks); the flattened messages under
+    `flat_key` are the fallback (smolagents' own wrapping undone)."""
+    value, ok = _io_value(facts, a, value_key)
+    msgs = from_value(value) if ok else None
     if msgs is not None:
         return msgs
-    raw = unflatten_messages(a, "llm.input_messages")
+    raw = unflatten_messages(a, flat_key)
     if raw is not None and _is_smolagents(span):
-        raw = _smolagents_memory(raw)
+        raw = smolagents(raw)
     return _messages(facts, raw)
+
+
+def _model_input(span: Span, facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
+    return _call_messages(span, facts, a, "input.value",
+                          lambda value: _request_messages(facts, value),
+                          "llm.input_messages", _smolagents_memory)
 
 
 def _history_marked(value: Any) -> bool:
@@ -426,14 +436,8 @@ def _history_marked(value: Any) -> bool:
 
 
 def _model_output(span: Span, facts: SpanFacts, a: dict[str, Any]) -> list[NMessage] | None:
-    value, ok = _io_value(facts, a, "output.value")
-    msgs = _response_messages(value) if ok else None
-    if msgs is not None:
-        return msgs
-    raw = unflatten_messages(a, "llm.output_messages")
-    if raw is not None and _is_smolagents(span):
-        raw = _smolagents_output(raw)
-    return _messages(facts, raw)
+    return _call_messages(span, facts, a, "output.value", _response_messages,
+                          "llm.output_messages", _smolagents_output)
 
 
 def extract(span: Span) -> SpanFacts:

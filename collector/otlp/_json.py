@@ -13,6 +13,8 @@ shapes cost no extra call.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from collector.otlp._decoded import (
@@ -290,39 +292,61 @@ def _decode_resource(container: dict[str, Any], out: Decoded) -> dict[str, Any]:
         raise exc.at("resource") from None
 
 
-def _decode_json_spans(doc: dict[str, Any], out: Decoded) -> None:
-    all_rs = _get(doc, "resourceSpans", "resource_spans")
+@dataclass(frozen=True, slots=True)
+class _Signal:
+    """The field names of one signal's nesting: resource -> scope -> items."""
+
+    resources: tuple[str, str]
+    resource_what: str
+    scopes: tuple[str, str]
+    scope_what: str
+    items: tuple[str, str]
+
+
+_SPANS = _Signal(("resourceSpans", "resource_spans"), "a ResourceSpans object",
+                 ("scopeSpans", "scope_spans"), "a ScopeSpans object", ("spans", "spans"))
+_LOGS = _Signal(("resourceLogs", "resource_logs"), "a ResourceLogs object",
+                ("scopeLogs", "scope_logs"), "a ScopeLogs object", ("logRecords", "log_records"))
+
+
+def _decode_json_signal(doc: dict[str, Any], out: Decoded, sig: _Signal,
+                        decode: Callable[[Any, dict[str, Any], str, str, Decoded], Any],
+                        into: list[Any]) -> None:
+    """Walk one signal's resources, scopes and items, decoding each item with `decode` (None:
+    dropped, counted by `decode`) into `into`; a malformed part raises `_Malformed` with its
+    path."""
+    all_rs = _get(doc, *sig.resources)
     if type(all_rs) is not list:
-        all_rs = _array(all_rs, _name(doc, "resourceSpans", "resource_spans"))
+        all_rs = _array(all_rs, _name(doc, *sig.resources))
     for rs in all_rs:
         try:
             if type(rs) is not dict:
-                rs = _element(rs, "a ResourceSpans object")
+                rs = _element(rs, sig.resource_what)
             _check_unread(rs, _SCHEMA_UNREAD)
             resource = _decode_resource(rs, out)
-            all_ss = _get(rs, "scopeSpans", "scope_spans")
+            all_ss = _get(rs, *sig.scopes)
             if type(all_ss) is not list:
-                all_ss = _array(all_ss, _name(rs, "scopeSpans", "scope_spans"))
+                all_ss = _array(all_ss, _name(rs, *sig.scopes))
             for ss in all_ss:
                 try:
                     if type(ss) is not dict:
-                        ss = _element(ss, "a ScopeSpans object")
+                        ss = _element(ss, sig.scope_what)
                     _check_unread(ss, _SCHEMA_UNREAD)
                     scope_name, scope_version = _decode_scope(ss)
-                    spans = ss.get("spans")
-                    if type(spans) is not list:
-                        spans = _array(spans, "spans")
-                    for s in spans:
+                    items = _get(ss, *sig.items)
+                    if type(items) is not list:
+                        items = _array(items, _name(ss, *sig.items))
+                    for item in items:
                         try:
-                            span = _decode_json_span(s, resource, scope_name, scope_version, out)
+                            value = decode(item, resource, scope_name, scope_version, out)
                         except _Malformed as exc:
-                            raise exc.item(spans, s, "spans") from None
-                        if span is not None:
-                            out.spans.append(span)
+                            raise exc.item(items, item, _name(ss, *sig.items)) from None
+                        if value is not None:
+                            into.append(value)
                 except _Malformed as exc:
-                    raise exc.item(all_ss, ss, _name(rs, "scopeSpans", "scope_spans")) from None
+                    raise exc.item(all_ss, ss, _name(rs, *sig.scopes)) from None
         except _Malformed as exc:
-            raise exc.item(all_rs, rs, _name(doc, "resourceSpans", "resource_spans")) from None
+            raise exc.item(all_rs, rs, _name(doc, *sig.resources)) from None
 
 
 def _decode_json_log(r: Any, resource: dict[str, Any], scope_name: str, scope_version: str,
@@ -366,42 +390,6 @@ def _decode_json_log(r: Any, resource: dict[str, Any], scope_name: str, scope_ve
     )
 
 
-def _decode_json_logs(doc: dict[str, Any], out: Decoded) -> None:
-    all_rl = _get(doc, "resourceLogs", "resource_logs")
-    if type(all_rl) is not list:
-        all_rl = _array(all_rl, _name(doc, "resourceLogs", "resource_logs"))
-    for rl in all_rl:
-        try:
-            if type(rl) is not dict:
-                rl = _element(rl, "a ResourceLogs object")
-            _check_unread(rl, _SCHEMA_UNREAD)
-            resource = _decode_resource(rl, out)
-            all_sl = _get(rl, "scopeLogs", "scope_logs")
-            if type(all_sl) is not list:
-                all_sl = _array(all_sl, _name(rl, "scopeLogs", "scope_logs"))
-            for sl in all_sl:
-                try:
-                    if type(sl) is not dict:
-                        sl = _element(sl, "a ScopeLogs object")
-                    _check_unread(sl, _SCHEMA_UNREAD)
-                    scope_name, scope_version = _decode_scope(sl)
-                    records = _get(sl, "logRecords", "log_records")
-                    if type(records) is not list:
-                        records = _array(records, _name(sl, "logRecords", "log_records"))
-                    for r in records:
-                        try:
-                            log = _decode_json_log(r, resource, scope_name, scope_version, out)
-                        except _Malformed as exc:
-                            raise exc.item(records, r, _name(sl, "logRecords",
-                                                             "log_records")) from None
-                        if log is not None:
-                            out.logs.append(log)
-                except _Malformed as exc:
-                    raise exc.item(all_sl, sl, _name(rl, "scopeLogs", "scope_logs")) from None
-        except _Malformed as exc:
-            raise exc.item(all_rl, rl, _name(doc, "resourceLogs", "resource_logs")) from None
-
-
 def decode_json(doc: Any) -> Decoded:
     """Decode one parsed OTLP/JSON document (`ExportTraceServiceRequest` and/or
     `ExportLogsServiceRequest`, as the Collector's file exporter writes them).
@@ -424,8 +412,8 @@ def decode_json(doc: Any) -> Decoded:
         out.refuse(Reason.NOT_OTLP, "not an OTLP ExportTraceServiceRequest/ExportLogsServiceRequest")
         return out
     try:
-        _decode_json_spans(doc, out)
-        _decode_json_logs(doc, out)
+        _decode_json_signal(doc, out, _SPANS, _decode_json_span, out.spans)
+        _decode_json_signal(doc, out, _LOGS, _decode_json_log, out.logs)
     except _Malformed as exc:
         out = Decoded()
         out.refuse(Reason.MALFORMED_JSON, str(exc))

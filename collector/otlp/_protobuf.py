@@ -4,7 +4,7 @@ with bad ids is refused alone and counted."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -73,14 +73,23 @@ def _hex_id(raw: bytes, size: int) -> str | None:
     return raw.hex()
 
 
-def _parse_traces(data: bytes, out: Decoded) -> ExportTraceServiceRequest | None:
-    req = ExportTraceServiceRequest()
+_Request = TypeVar("_Request", ExportTraceServiceRequest, ExportLogsServiceRequest)
+
+
+def _parse(request: type[_Request], data: bytes, out: Decoded) -> _Request | None:
+    """`data` parsed as `request`; None (refused as `malformed_protobuf`) when it does not
+    parse."""
+    req = request()
     try:
         req.ParseFromString(data)
     except (DecodeError, RecursionError, ValueError) as exc:
-        out.refuse(Reason.MALFORMED_PROTOBUF, f"ExportTraceServiceRequest did not parse: {exc}")
+        out.refuse(Reason.MALFORMED_PROTOBUF, f"{request.__name__} did not parse: {exc}")
         return None
     return req
+
+
+def _parse_traces(data: bytes, out: Decoded) -> ExportTraceServiceRequest | None:
+    return _parse(ExportTraceServiceRequest, data, out)
 
 
 def _checked_ids(s: Any, out: Decoded) -> tuple[bytes, bytes, str | None] | None:
@@ -174,11 +183,8 @@ def decode_logs_protobuf(data: bytes) -> Decoded:
     (`log_without_trace`). A missing span id is kept ("").
     """
     out = Decoded()
-    req = ExportLogsServiceRequest()
-    try:
-        req.ParseFromString(data)
-    except (DecodeError, RecursionError, ValueError) as exc:
-        out.refuse(Reason.MALFORMED_PROTOBUF, f"ExportLogsServiceRequest did not parse: {exc}")
+    req = _parse(ExportLogsServiceRequest, data, out)
+    if req is None:
         return out
     for rl in req.resource_logs:
         resource = _pb_attrs(rl.resource.attributes, out)
