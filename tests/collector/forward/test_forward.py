@@ -453,3 +453,16 @@ async def test_outage_figure_no_loss_within_the_bound_and_drops_equal_the_counte
     assert figure.dropped_past_bound > 0  # 200 req/s for 1 s cannot fit 100 requests
     assert figure.dropped_past_bound == figure.counter_dropped
     assert figure.delivered + figure.dropped_past_bound == figure.sent
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+async def test_stop_without_start_counts_what_was_queued_and_is_idempotent(
+        backend: OtlpBackend, protocol: str) -> None:
+    metrics = Metrics()
+    forwarder = make_forwarder(backend, protocol, metrics)
+    assert forwarder.submit("traces_protobuf", trace_request(3).SerializeToString(), 3)
+    await forwarder.stop(grace=0.1)  # never started: nothing was sent, the 3 spans are counted
+    await forwarder.stop(grace=0.1)
+    assert forwarded(metrics, "dropped_shutdown") == 3
+    assert forwarded(metrics, "forwarded") == 0 and backend.spans() == []
+    assert forwarder.queued == 0

@@ -11,6 +11,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from collector.otlp import read_otlp_file
 from collector.scoring import BuildPool, RunFilter, Selection
 from scorers.sampling import NoSampling, RatioSampling
@@ -112,3 +114,21 @@ async def test_a_trace_that_cannot_be_built_never_costs_the_others(monkeypatch) 
     plans = await BuildPool(CHOSEN, processes=0).build([(t, None) for t in traces])
     assert [p.reasons.get("build_error", 0) for p in plans] == [0, 1, 0]
     assert plans[1].plan.jobs == [] and plans[0].plan.jobs and plans[2].plan.jobs
+
+
+async def test_lifecycle_start_twice_close_twice_close_without_start() -> None:
+    never_started = BuildPool([], processes=1)
+    never_started.close()  # without start: nothing to stop
+    never_started.close()
+    pool = BuildPool([], processes=1)
+    pool.start()
+    pool.start()  # idempotent: one executor
+    executor = pool._executor  # noqa: SLF001 - the pool's processes are what start/close manage
+    assert executor is not None
+    pool.close()
+    pool.close()
+    assert pool._executor is None  # noqa: SLF001
+    with pytest.raises(RuntimeError):  # the processes are gone: it takes no more work
+        executor.submit(int)
+    # closed, it still builds, in this process
+    assert await pool.build([]) == []
