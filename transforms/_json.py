@@ -71,7 +71,7 @@ _scan_once: Callable[[str, int], tuple[Any, int]] = (
 # A JSON escape of a lone UTF-16 surrogate (`\ud800` without its pair) parses into a str that
 # cannot be encoded as UTF-8: the run holding it could not be stored in the queue or exported,
 # and the whole scheduling pass failed with it (found by bench/faults.py fuzz). Such escapes
-# become U+FFFD before parsing; pairs (emoji) are kept. collector/otlp/_decode.py does the same to
+# become U+FFFD before parsing; pairs (emoji) are kept. collector/otlp/_decoded.py does the same to
 # OTLP/JSON bodies.
 _SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE = re.compile(

@@ -1,6 +1,6 @@
 """The closed set of reason codes: why a request, span, log record or run was not (fully) used.
 
-OTLP decoding (`collector.otlp._decode`), the run builder and the extractors count what they cannot
+OTLP decoding (`collector.otlp`), the run builder and the extractors count what they cannot
 use under one of these codes instead of raising; the counts reach `scorecar inspect`'s stderr
 summary and, in the sidecar, a Prometheus label. `Reason` is a `StrEnum`: a member is equal to
 (and hashes like) its string value, so `Counter` keys and comparisons with plain strings keep
@@ -18,7 +18,7 @@ __all__ = ["Reason"]
 class Reason(StrEnum):
     """Every reason code scorecar counts (decoding, building, extracting, inspecting)."""
 
-    # ---- decoding an OTLP request (collector.otlp._decode): one per refused request, span or record
+    # ---- decoding an OTLP request (collector.otlp): one per refused request, span or record
     MALFORMED_PROTOBUF = "malformed_protobuf"
     """A protobuf body that does not parse (invalid UTF-8 in a string field included)."""
     MALFORMED_JSON = "malformed_json"

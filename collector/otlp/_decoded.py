@@ -78,7 +78,7 @@ class Decoded:
 # A JSON escape of a lone UTF-16 surrogate (`"\ud800"` without its pair) parses into a str that
 # cannot be encoded as UTF-8: a run holding it could not be stored in the queue or exported, and
 # the whole scheduling pass failed with it (found by bench/faults.py fuzz). Such escapes become
-# U+FFFD before parsing, counted as `invalid_utf8`; pairs (emoji) are kept. transforms/_toolkit.py
+# U+FFFD before parsing, counted as `invalid_utf8`; pairs (emoji) are kept. transforms/_json.py
 # does the same to JSON text inside attributes.
 _SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE = re.compile(
