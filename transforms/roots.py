@@ -28,8 +28,12 @@ class RunRoot:
     Attributes:
         span_id: the root span's id.
         ended: the span carries an end time.
-        complete: every ancestor of the span named by a parent id is in the trace (False
-            while an enclosing span, possibly the real agent span, has not arrived yet).
+        complete: every ancestor of the span named by a parent id is in the trace, or the
+            chain ends at a parent its span flags call remote (another process's, never
+            coming here); False while an enclosing span, possibly the real agent span, has
+            not arrived yet.
+        awaits_local_parent: not complete, and the span whose parent is missing says (span
+            flags) that the parent is local: it will come, however long the run takes.
         awaits_content: the run has model calls and none of them carries content of its own
             (no messages in attributes, span events or log records yet): its content may come
             as log records still in flight (OTel GenAI's event mode), or was not captured.
@@ -39,6 +43,7 @@ class RunRoot:
     ended: bool
     complete: bool
     awaits_content: bool = False
+    awaits_local_parent: bool = False
 
 
 def run_roots(trace: Trace) -> list[RunRoot]:
@@ -77,9 +82,15 @@ def run_roots(trace: Trace) -> list[RunRoot]:
     owned = select_roots(tree, marks, calls, is_empty, scratch, spans)
     roots = [spans[sid] for sid in owned]
     roots.sort(key=lambda s: (_started(s), s.span_id))
-    return [RunRoot(s.span_id, bool(s.end_time_unix_nano), _complete(s, spans),
-                    _awaits_content(s.span_id, tree.children, candidates, with_events, spans))
-            for s in roots]
+    out = []
+    for s in roots:
+        missing = _missing_parent(s, spans)
+        out.append(RunRoot(
+            s.span_id, bool(s.end_time_unix_nano),
+            missing is None or missing.parent_is_remote is True,
+            _awaits_content(s.span_id, tree.children, candidates, with_events, spans),
+            missing is not None and missing.parent_is_remote is False))
+    return out
 
 
 def _awaits_content(root: str, children: dict[str, list[str]], candidates: set[str],
@@ -148,13 +159,15 @@ def _started(span: Span) -> float:
     return started.timestamp() if started else 0.0
 
 
-def _complete(span: Span, spans: dict[str, Span]) -> bool:
+def _missing_parent(span: Span, spans: dict[str, Span]) -> Span | None:
+    """The ancestor of `span` (itself included) whose parent is named but not in the trace;
+    None when the chain reaches a root (or loops)."""
     seen: set[str] = set()
     cur = span
     while cur.parent_span_id is not None and cur.span_id not in seen:
         seen.add(cur.span_id)
         nxt = spans.get(cur.parent_span_id)
         if nxt is None:
-            return False
+            return cur
         cur = nxt
-    return True
+    return None

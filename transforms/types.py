@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["LogEvent", "Span", "SpanEvent", "SpanLink", "Trace", "ns_to_datetime"]
+__all__ = ["SPAN_FLAGS_HAS_IS_REMOTE", "SPAN_FLAGS_IS_REMOTE", "LogEvent", "Span", "SpanEvent",
+           "SpanLink", "Trace", "ns_to_datetime"]
+
+SPAN_FLAGS_HAS_IS_REMOTE = 0x100
+"""OTLP `SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK`: the span says whether its parent is remote."""
+SPAN_FLAGS_IS_REMOTE = 0x200
+"""OTLP `SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK`: the parent span lives in another process."""
 
 
 def ns_to_datetime(ns: int) -> datetime | None:
@@ -64,6 +70,17 @@ class Span:
     resource: dict[str, Any] = field(default_factory=dict)
     scope_name: str = ""
     scope_version: str = ""
+    flags: int = 0
+    """OTLP span flags: bits 0-7 the W3C trace flags; bit 8 says whether bit 9 is known, bit 9
+    whether the parent is remote (in another process)."""
+
+    @property
+    def parent_is_remote(self) -> bool | None:
+        """Whether the parent span lives in another process (None: the flags do not say; SDKs
+        before the OTLP 1.4 span flags never do)."""
+        if not self.flags & SPAN_FLAGS_HAS_IS_REMOTE:
+            return None
+        return bool(self.flags & SPAN_FLAGS_IS_REMOTE)
 
     @property
     def started_at(self) -> datetime | None:

@@ -41,8 +41,8 @@ def demo_trace_files() -> list[Path]:
     return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".otlp.jsonl"))
 
 
-def _ctx(trace_id: str, span_id: str) -> SpanContext:
-    return SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=False,
+def _ctx(trace_id: str, span_id: str, *, remote: bool = False) -> SpanContext:
+    return SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=remote,
                        trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
 
@@ -67,7 +67,8 @@ def to_readable_spans(spans: Iterable[Span], *, shift_ns: int = 0) -> list[Reada
         out.append(ReadableSpan(
             name=s.name,
             context=_ctx(s.trace_id, s.span_id),
-            parent=_ctx(s.trace_id, s.parent_span_id) if s.parent_span_id else None,
+            parent=_ctx(s.trace_id, s.parent_span_id, remote=s.parent_is_remote is True)
+            if s.parent_span_id else None,
             resource=resource,
             attributes=_attrs(s.attributes),
             events=[Event(e.name, _attrs(e.attributes),

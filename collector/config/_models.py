@@ -221,7 +221,10 @@ class AssemblyConfig(Model):
 
     Attributes:
         quiet_period: seconds without a new span before a trace is ready.
-        max_wait: seconds after a trace's first span after which it is ready regardless.
+        max_wait: seconds after a trace's last arrival after which it is handed over as it is
+            (a run waiting for a parent its span flags call local waits up to max_trace_age).
+        max_trace_age: seconds after a trace's first arrival after which it is handed over
+            whatever it waits for (the hard cap; at least max_wait).
         max_pending_spans: spans buffered in all pending traces; past it the oldest are evicted.
         max_traces: traces buffered; past it the oldest are evicted.
         rescore_late: a span arriving after its trace was scored re-scores it (same score ids).
@@ -234,6 +237,7 @@ class AssemblyConfig(Model):
 
     quiet_period: Seconds = Field(default=1.0, ge=0)
     max_wait: Seconds = Field(default=30.0, gt=0)
+    max_trace_age: Seconds = Field(default=600.0, gt=0)
     max_pending_spans: Count = Field(default=200_000, ge=1)
     max_traces: Count = Field(default=20_000, ge=1)
     rescore_late: bool = False
@@ -246,6 +250,14 @@ class AssemblyConfig(Model):
         quiet = info.data.get("quiet_period")
         if quiet is not None and value < quiet:
             raise ValueError(f"must be at least assembly.quiet_period ({quiet:g})")
+        return value
+
+    @field_validator("max_trace_age")
+    @classmethod
+    def _age_covers_wait(cls, value: float, info: ValidationInfo) -> float:
+        wait = info.data.get("max_wait")
+        if wait is not None and value < wait:
+            raise ValueError(f"must be at least assembly.max_wait ({wait:g})")
         return value
 
 

@@ -9,8 +9,15 @@ the ended copy wins); `poll()` hands over the traces that are ready:
   computed once per quiet period after the trace last changed, never on every poll. When
   a run's model calls carry no content of their own (content sent as log records), the trace
   waits up to `log_wait` more for them; their arrival re-checks it at once.
-- **max_wait**: the trace's first span arrived `max_wait` ago; whatever is there is used
+- **max_wait**: nothing new arrived for the trace for `max_wait`; whatever is there is used
   (also for traces with no run root at all, so the run builder counts why: `not_genai`, …).
+  A trace still receiving is never cut. A run root waiting for a parent that its span flags
+  call local is not cut by max_wait: the parent will come (a tool may run for minutes); one
+  whose missing parent is remote is complete (the parent is another process's).
+- **max_trace_age**: the hard cap, from the trace's first arrival.
+
+Runs handed over by either limit while still waiting for something (an open or incomplete
+root, content not yet seen) are counted `partial` in `scorecar_transform_reasons_total`.
 
 Bounds: past `max_traces` buffered traces or `max_pending_spans` buffered spans and log
 records, the oldest traces (by first arrival) are dropped; `add()` returns them so their
@@ -47,11 +54,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from collector._telemetry import Metrics
-from transforms import LogEvent, Span, Trace, run_roots
+from transforms import LogEvent, RunRoot, Span, Trace, run_roots
 
 __all__ = ["Assembly", "ReadyTrace", "Released"]
 
 _LogKey = tuple[str, int, str, str]
+_Why = Literal["quiet", "max_wait", "max_trace_age", "flush"]
+_Kind = Literal["quiet", "wait", "age"]
 
 
 @dataclass(slots=True)
@@ -62,7 +71,8 @@ class ReadyTrace:
         trace: its spans (de-duplicated) and log records.
         segments: write-ahead log holds to release once its jobs are queued
             (`Ingest.release(ready)`), counted per segment.
-        reason: `quiet` (every run root ended and complete), `max_wait`, or `flush`.
+        reason: `quiet` (every run root ended and complete), `max_wait` (nothing new for that
+            long), `max_trace_age` (the hard cap since the first arrival), or `flush`.
         rebuild: the trace holds spans handed over before (late spans arrived, or a new
             subtree of an already-scheduled trace, with `rescore_late`).
         roots: for a rebuild, the span ids of the run roots the new spans touch: schedule
@@ -74,7 +84,7 @@ class ReadyTrace:
 
     trace: Trace
     segments: Counter[int]
-    reason: Literal["quiet", "max_wait", "flush"] = "quiet"
+    reason: _Why = "quiet"
     rebuild: bool = False
     roots: frozenset[str] | None = None
     late: bool = False
@@ -148,7 +158,9 @@ class Assembly:
     Args:
         quiet_period: seconds without a new span before a trace whose run roots all ended
             is ready.
-        max_wait: seconds after its first span when a trace is handed over regardless.
+        max_wait: seconds after its last arrival when a trace is handed over as it is (a trace
+            still receiving is never cut), unless a run root waits for a parent its span flags
+            call local: that one is waited for up to `max_trace_age`.
         max_pending_spans: bound on buffered spans plus log records.
         max_traces: bound on buffered traces.
         rescore_late: rebuild and hand over again traces that get late spans.
@@ -157,17 +169,21 @@ class Assembly:
         late_window: seconds a handed-over trace is remembered for late spans.
         log_wait: seconds past the quiet period that a trace whose run's model calls carry no
             content of their own waits for its log records (0: never).
+        max_trace_age: seconds after its first arrival when a trace is handed over whatever
+            it waits for (the hard cap; None: `max_wait` is the only cut).
     """
 
     def __init__(self, *, quiet_period: float = 1.0, max_wait: float = 30.0,
                  max_pending_spans: int = 200_000, max_traces: int = 20_000,
                  rescore_late: bool = False, metrics: Metrics,
                  clock: Callable[[], float] = time.monotonic,
-                 late_window: float = 300.0, log_wait: float = 0.0) -> None:
+                 late_window: float = 300.0, log_wait: float = 0.0,
+                 max_trace_age: float | None = None) -> None:
         if quiet_period < 0 or max_wait < 0 or max_pending_spans < 1 or max_traces < 1 \
-                or log_wait < 0:
-            raise ValueError("assembly bounds must be positive")
+                or log_wait < 0 or (max_trace_age is not None and max_trace_age < max_wait):
+            raise ValueError("assembly bounds must be positive (and max_trace_age >= max_wait)")
         self.log_wait = log_wait
+        self.max_trace_age = max_trace_age
         self.quiet_period = quiet_period
         self.max_wait = max_wait
         self.max_pending_spans = max_pending_spans
@@ -180,14 +196,17 @@ class Assembly:
         self._recent: dict[str, _Recent] = {}    # insertion order = handed over
         self._pending = 0
         self._recent_size = 0
-        # (deadline, seq, trace id, buffer generation, version or None for max_wait)
-        self._deadlines: list[tuple[float, int, str, int, int | None]] = []
+        # (deadline, seq, trace id, buffer generation, kind, version): a `quiet` or `wait`
+        # deadline is stale once the buffer changed since (a later one exists); `age` never is.
+        self._deadlines: list[tuple[float, int, str, int, _Kind, int]] = []
         self._seq = itertools.count()
         self._gens = itertools.count()
         self.stats: Counter[str] = Counter()
         """Every decision, for logs and tests: `spans`, `logs`, `duplicate`, `late`,
         `late_not_rescored`, `evicted_traces`, `evicted`, `ready_quiet`, `ready_max_wait`,
-        `rebuilds`, `roots_checked`, `awaiting_logs`."""
+        `ready_max_trace_age`, `rebuilds`, `roots_checked`, `awaiting_logs`,
+        `awaiting_parent` (max_wait passed while a run waits for a local parent), `partial`
+        (runs handed over by max_wait or max_trace_age while still waiting)."""
 
     # ------------------------------------------------------------------ state
 
@@ -258,12 +277,13 @@ class Assembly:
         buf = self._buffers.get(tid)
         if buf is None:
             buf = self._buffers[tid] = _Buffer(tid, now, now, next(self._gens))
-            self._push(now + self.max_wait, buf, None)
+            if self.max_trace_age is not None:
+                self._push(now + self.max_trace_age, buf, "age")
         return buf
 
-    def _push(self, deadline: float, buf: _Buffer, version: int | None) -> None:
+    def _push(self, deadline: float, buf: _Buffer, kind: _Kind) -> None:
         heapq.heappush(self._deadlines,
-                       (deadline, next(self._seq), buf.trace_id, buf.gen, version))
+                       (deadline, next(self._seq), buf.trace_id, buf.gen, kind, buf.version))
 
     def _add_to(self, buf: _Buffer, spans: list[Span], logs: list[LogEvent], now: float,
                 touched: set[str] | None = None) -> _Buffer | None:
@@ -300,7 +320,8 @@ class Assembly:
         if changed:
             buf.last = now
             buf.version += 1
-            self._push(now + self.quiet_period, buf, buf.version)
+            self._push(now + self.quiet_period, buf, "quiet")
+            self._push(now + self.max_wait, buf, "wait")
         if buf.size == 0:
             self._buffers.pop(buf.trace_id, None)
             return None
@@ -447,27 +468,54 @@ class Assembly:
         ready: list[ReadyTrace] = []
         heap = self._deadlines
         while heap and heap[0][0] <= now:
-            _, _, tid, gen, version = heapq.heappop(heap)
+            _, _, tid, gen, kind, version = heapq.heappop(heap)
             buf = self._buffers.get(tid)
             if buf is None or buf.gen != gen:
                 continue  # handed over or evicted already
-            if version is None:
-                ready.append(self._hand_over(tid, buf, "max_wait", now))
-            elif version == buf.version and self._roots_done(buf, now):
+            if kind == "age":
+                ready.append(self._cut(tid, buf, "max_trace_age", now))
+            elif version != buf.version:
+                continue  # changed since: a later deadline of the same kind exists
+            elif kind == "wait":
+                if self._awaits_local_parent(buf):
+                    self.stats["awaiting_parent"] += 1  # max_trace_age cuts it, if set
+                    if self.max_trace_age is None:
+                        ready.append(self._cut(tid, buf, "max_wait", now))
+                else:
+                    ready.append(self._cut(tid, buf, "max_wait", now))
+            elif self._roots_done(buf, now):
                 ready.append(self._hand_over(tid, buf, "quiet", now))
-            # else: changed since (a later deadline exists), a run root is still open, or its
-            # content may still come as log records: wait for the next change, for the
-            # log_wait deadline, or for max_wait.
+            # else: a run root is still open, or its content may still come as log records:
+            # wait for the next change, for the log_wait deadline, or for max_wait.
         if ready:
             self._forget(now)
             self._metrics.traces_pending.set(len(self._buffers))
         return ready
 
-    def _roots_done(self, buf: _Buffer, now: float) -> bool:
+    def _roots(self, buf: _Buffer) -> list[RunRoot]:
+        """The run roots the next hand-over of `buf` would build (a rebuild: those its new
+        spans touch)."""
         self.stats["roots_checked"] += 1
         roots = run_roots(Trace(buf.trace_id, list(buf.spans.values()), buf.logs))
         if buf.rebuild:
             roots = [r for r in roots if r.span_id in self._touched_roots(buf, roots)]
+        return roots
+
+    def _awaits_local_parent(self, buf: _Buffer) -> bool:
+        return any(r.awaits_local_parent for r in self._roots(buf))
+
+    def _cut(self, tid: str, buf: _Buffer, reason: _Why, now: float) -> ReadyTrace:
+        """Hand over by a time limit, counting the runs that were still waiting for something
+        (`partial`: an open or incomplete root, or content not yet seen)."""
+        waiting = sum(1 for r in self._roots(buf)
+                      if not (r.ended and r.complete) or r.awaits_content)
+        if waiting:
+            self.stats["partial"] += waiting
+            self._metrics.build_reasons.labels("partial").inc(waiting)
+        return self._hand_over(tid, buf, reason, now)
+
+    def _roots_done(self, buf: _Buffer, now: float) -> bool:
+        roots = self._roots(buf)
         if not roots or not all(r.ended and r.complete for r in roots):
             return False
         if self.log_wait and any(r.awaits_content for r in roots):
@@ -477,7 +525,7 @@ class Assembly:
             until = buf.last + self.quiet_period + self.log_wait
             if now < until:
                 self.stats["awaiting_logs"] += 1
-                self._push(until, buf, buf.version)
+                self._push(until, buf, "quiet")
                 return False
         return True
 
@@ -507,7 +555,7 @@ class Assembly:
         return ready
 
     def _hand_over(self, tid: str, buf: _Buffer,
-                   reason: Literal["quiet", "max_wait", "flush"], now: float) -> ReadyTrace:
+                   reason: _Why, now: float) -> ReadyTrace:
         del self._buffers[tid]
         self._pending -= buf.size
         spans = list(buf.spans.values())
@@ -548,10 +596,9 @@ class Assembly:
         buffered). The app's poll loop sleeps until then, or until new spans arrive."""
         heap = self._deadlines
         while heap:
-            _, _, tid, gen, version = heap[0]
+            _, _, tid, gen, kind, version = heap[0]
             buf = self._buffers.get(tid)
-            if buf is not None and buf.gen == gen and (version is None
-                                                       or version == buf.version):
+            if buf is not None and buf.gen == gen and (kind == "age" or version == buf.version):
                 return heap[0][0]
             heapq.heappop(heap)
         return None

@@ -50,6 +50,7 @@ from collector.otlp._json_fields import (
     _name,
     _object,
     _string,
+    _uint32,
     _uint_at,
 )
 from transforms.reasons import Reason
@@ -242,7 +243,8 @@ def _decode_json_span(s: Any, resource: dict[str, Any], scope_name: str, scope_v
                     links.append(SpanLink(ids[0], ids[1], link_attrs))
             except _Malformed as exc:
                 raise exc.item(raw_links, lk, "links") from None
-    _check_unread(s, _SPAN_UNREAD)
+    _check_unread(s, _SPAN_UNREAD)  # flags included: validated there, read here
+    flags = s.get("flags")
     kind = s.get("kind")
     span = Span(
         trace_id=trace_id or "", span_id=span_id or "", parent_span_id=parent, name=name,
@@ -254,6 +256,7 @@ def _decode_json_span(s: Any, resource: dict[str, Any], scope_name: str, scope_v
         attributes=_json_attrs(s.get("attributes"), sink),
         events=events, links=links, resource=resource,
         scope_name=scope_name, scope_version=scope_version,
+        flags=0 if flags is None else _uint32(flags, "flags"),
     )
     if bad is not None:
         out.refuse(*bad)

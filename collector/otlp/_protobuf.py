@@ -148,7 +148,7 @@ def decode_traces_protobuf(data: bytes) -> Decoded:
                      for e in events] if events else [],
                     [SpanLink(lk.trace_id.hex(), lk.span_id.hex(),
                               _pb_attrs(lk.attributes, out)) for lk in links] if links else [],
-                    resource, scope_name, scope_version,
+                    resource, scope_name, scope_version, s.flags,
                 ))
     return out
 

@@ -122,7 +122,8 @@ class Sidecar:
         self.assembly = Assembly(quiet_period=a.quiet_period, max_wait=a.max_wait,
                                  max_pending_spans=a.max_pending_spans,
                                  max_traces=a.max_traces, rescore_late=a.rescore_late,
-                                 metrics=self.metrics, log_wait=a.log_wait)
+                                 metrics=self.metrics, log_wait=a.log_wait,
+                                 max_trace_age=a.max_trace_age)
         self.ingest = Ingest(self.spanlog, self.assembly, self.metrics, capacity=self._capacity)
         # Pass-through (collector.forward._forwarder): the receivers hand each request to the scoring
         # path, then to the forwarder's bounded queue (never waiting on it).

@@ -79,7 +79,7 @@ def make_run(text_in: str = "hello there", text_out: str = "hello there",
 NOT_YET = {
     "receivers.grpc.max_inflight_requests", "receivers.grpc.max_inflight_mib",
     "receivers.http.max_inflight_requests", "receivers.http.max_inflight_mib",
-    "assembly.max_trace_age", "assembly.rescore_late",
+    "assembly.rescore_late",
     "judge.api_key_env", "judge.api_version", "judge.headers", "judges", "conversations",
 }
 

@@ -379,3 +379,121 @@ def test_log_wait_off_hands_content_free_runs_over_after_the_quiet_period() -> N
     asm.add(spans, [], 1)
     clock.at(1.0)
     assert asm.poll()
+
+
+# --------------------------------------------------------------------------- export timing
+# The OTel SDK's batch processor exports finished child spans every few seconds while the agent
+# span is still open; the agent span comes last, a run can last minutes.
+
+LOCAL, REMOTE = 0x100, 0x300  # OTLP span flags: parent known local / known remote
+
+
+def _with_flags(span: Span, flags: int) -> Span:
+    span.flags = flags
+    return span
+
+
+def test_a_run_exported_in_batches_15_s_apart_is_handed_over_once_whole() -> None:
+    clock = Clock()
+    asm, metrics = make(clock, quiet_period=1.0, max_wait=30.0, max_trace_age=600.0)
+    calls = [chat(f"{i:016x}", text=f"step {i}") for i in range(1, 5)]
+    for n, call in enumerate(calls):  # at +0, +15, +30, +45: never 30 s without an arrival
+        clock.at(15.0 * n)
+        asm.add([call], [], n + 1)
+        clock.at(15.0 * n + 14.9)
+        assert asm.poll() == [], f"cut after batch {n + 1}"
+    clock.at(50.0)
+    asm.add([agent()], [], 5)  # the agent span, last
+    clock.at(51.0)
+    [ready] = asm.poll()
+    assert ready.reason == "quiet"
+    assert {s.span_id for s in ready.trace.spans} == {AGENT} | {c.span_id for c in calls}
+    [run] = build_runs(ready.trace).runs
+    assert run.target.span_id == AGENT
+    assert asm.stats["partial"] == 0 and reason(metrics, "partial") == 0
+
+
+def test_child_spans_first_and_the_agent_span_6_s_later() -> None:
+    clock = Clock()
+    asm, _ = make(clock)
+    asm.add([chat()], [], 1)
+    clock.at(5.9)
+    assert asm.poll() == []  # the chat's parent (the agent span) has not arrived
+    clock.at(6.0)
+    asm.add([agent()], [], 2)
+    clock.at(7.0)
+    [ready] = asm.poll()
+    assert ready.reason == "quiet" and {s.span_id for s in ready.trace.spans} == {AGENT, CHAT}
+
+
+def test_a_trace_that_keeps_receiving_is_cut_by_max_trace_age_and_counted_partial() -> None:
+    clock = Clock()
+    asm, metrics = make(clock, quiet_period=1.0, max_wait=30.0, max_trace_age=60.0)
+    for n in range(4):  # +0, +20, +40, +60: the agent span never comes
+        clock.at(20.0 * n)
+        asm.add([chat(f"{n + 1:016x}")], [], n + 1)
+        if n < 3:
+            clock.at(20.0 * n + 19.9)
+            assert asm.poll() == []
+    [ready] = asm.poll()
+    assert ready.reason == "max_trace_age"
+    assert asm.stats["partial"] >= 1 and reason(metrics, "partial") == asm.stats["partial"]
+
+
+def test_max_wait_cuts_a_trace_that_went_quiet_without_its_agent_span() -> None:
+    clock = Clock()
+    asm, metrics = make(clock, max_wait=30.0, max_trace_age=600.0)
+    asm.add([chat()], [], 1)  # no span flags: whether the parent will come is not known
+    clock.at(29.9)
+    assert asm.poll() == []
+    clock.at(30.0)
+    [ready] = asm.poll()
+    assert ready.reason == "max_wait"
+    assert reason(metrics, "partial") == 1
+
+
+def test_a_parent_known_to_be_local_is_waited_for_past_max_wait() -> None:
+    clock = Clock()
+    asm, metrics = make(clock, max_wait=30.0, max_trace_age=600.0)
+    asm.add([_with_flags(chat(), LOCAL)], [], 1)  # the tool runs 45 s; the agent span is open
+    clock.at(30.0)
+    assert asm.poll() == []
+    assert asm.stats["awaiting_parent"] == 1
+    clock.at(45.0)
+    asm.add([_with_flags(agent(), LOCAL)], [], 2)
+    clock.at(46.0)
+    [ready] = asm.poll()
+    assert ready.reason == "quiet" and {s.span_id for s in ready.trace.spans} == {AGENT, CHAT}
+    assert reason(metrics, "partial") == 0
+
+
+def test_a_local_parent_is_waited_for_up_to_max_trace_age_only() -> None:
+    clock = Clock()
+    asm, metrics = make(clock, max_wait=30.0, max_trace_age=120.0)
+    asm.add([_with_flags(chat(), LOCAL)], [], 1)
+    clock.at(119.9)
+    assert asm.poll() == []
+    clock.at(120.0)
+    [ready] = asm.poll()
+    assert ready.reason == "max_trace_age" and reason(metrics, "partial") == 1
+
+
+def test_a_remote_parent_is_never_waited_for() -> None:
+    """An agent invoked by another service: its span's parent lives in the caller's process
+    and never comes here. The run is ready after the quiet period, not after max_wait."""
+    clock = Clock()
+    asm, metrics = make(clock, max_wait=30.0, max_trace_age=600.0)
+    caller = "9" * 16
+    asm.add([chat(), _with_flags(agent(parent=caller), REMOTE)], [], 1)
+    clock.at(1.0)
+    [ready] = asm.poll()
+    assert ready.reason == "quiet"
+    assert [r.complete for r in run_roots(ready.trace)] == [True]
+    assert reason(metrics, "partial") == 0
+
+
+def test_max_trace_age_below_max_wait_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="max_trace_age"):
+        Assembly(metrics=Metrics(), max_wait=30.0, max_trace_age=10.0)
