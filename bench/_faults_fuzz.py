@@ -603,6 +603,7 @@ class CheckingSink:
     def __init__(self) -> None:
         self.failures: list[str] = []
         self.accepted = 0
+        self.undecoded_bytes = 0
 
     def check_capacity(self) -> None:
         return None

@@ -175,6 +175,10 @@ class ReceiverConfig(Model):
         max_concurrent_streams: gRPC only: concurrent calls per client connection (HTTP/2
             `SETTINGS_MAX_CONCURRENT_STREAMS`; a further call waits on the client or is
             refused, retryably, as `UNAVAILABLE`). None: gRPC's default.
+        max_inflight_requests: requests handled at once; past it a request is refused at
+            once, retryably (`UNAVAILABLE` + `RetryInfo` / 503 + `Retry-After`), counted
+            `overloaded`, so the agent backs off instead of waiting.
+        max_inflight_mib: the bytes of those requests, in MiB (the same refusal past it).
         auth: optional bearer-token auth.
     """
 
@@ -184,6 +188,8 @@ class ReceiverConfig(Model):
     max_requests_per_second: Annotated[float, BeforeValidator(no_bool),
                                        Field(gt=0, allow_inf_nan=False)] | None = None
     max_concurrent_streams: Count | None = Field(default=None, ge=1)
+    max_inflight_requests: Count = Field(default=64, ge=1)
+    max_inflight_mib: MaxMessageMib = 64
     auth: ReceiverAuthConfig = ReceiverAuthConfig()
 
     @property

@@ -313,6 +313,11 @@ class ForwardingSink:
         self._inner = inner
         self.forwarder = forwarder
 
+    @property
+    def undecoded_bytes(self) -> int:
+        """The scoring path's undecoded bytes (the forward queue has its own bound)."""
+        return self._inner.undecoded_bytes
+
     def check_capacity(self) -> None:
         """The scoring path's check (forwarding never refuses: it drops and counts).
 

@@ -76,6 +76,7 @@ class Ingest:
         # Bodies acknowledged (in the log) but not decoded yet, oldest first.
         self._backlog: deque[tuple[BodyKind, bytes, int | None, int]] = deque()
         self._backlog_items = 0
+        self._backlog_bytes = 0
         self._wake = asyncio.Event()
         self.decoded_later = 0
 
@@ -107,12 +108,18 @@ class Ingest:
             segment = self.spanlog.append(kind, body, decoded.trace_ids)
             self._backlog.append((kind, body, segment, decoded.undecoded))
             self._backlog_items += decoded.undecoded
+            self._backlog_bytes += len(body)
             self._wake.set()
             return
         if not decoded.spans and not decoded.logs:
             return
         segment = self.spanlog.append(kind, body, _trace_ids(decoded))
         self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment))
+
+    @property
+    def undecoded_bytes(self) -> int:
+        """Bytes of bodies acknowledged and logged but not decoded yet."""
+        return self._backlog_bytes
 
     @property
     def backlog(self) -> int:
@@ -131,6 +138,7 @@ class Ingest:
                 decoded = await asyncio.to_thread(decode_body, kind, body)
                 self._backlog.popleft()
                 self._backlog_items -= items
+                self._backlog_bytes -= len(body)
                 self.decoded_later += 1
                 self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment))
 

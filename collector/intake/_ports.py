@@ -42,6 +42,12 @@ class SpanSink(Protocol):
         """
         ...
 
+    @property
+    def undecoded_bytes(self) -> int:
+        """Bytes of requests acknowledged but not decoded yet (what the receivers' in-flight
+        bound counts beside the requests they are handling)."""
+        ...
+
     async def accept(self, decoded: Decoded, transport: str, body: bytes, kind: BodyKind) -> None:
         """Make the decoded spans and log records durable (write-ahead log) and buffer them.
         Returns only once they are in the log: the receiver may then answer OK.

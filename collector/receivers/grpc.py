@@ -43,6 +43,7 @@ from pydantic import SecretStr
 from collector._telemetry import Metrics
 from collector.config import TlsConfig
 from collector.intake import BodyKind, SpanSink
+from collector.receivers._inflight import Inflight
 from collector.receivers._request import Refused, ingest, refuse
 from collector.receivers._security import Guard, grpc_peer_host
 from collector.receivers._status import ANSWERS
@@ -89,8 +90,13 @@ class GrpcReceiver:
                  max_recv_msg_size_mib: float = 64, tls: TlsConfig | None = None,
                  bearer_token: SecretStr | str | None = None,
                  max_requests_per_second: float | None = None,
-                 max_concurrent_streams: int | None = None) -> None:
+                 max_concurrent_streams: int | None = None,
+                 max_inflight_requests: int | None = None,
+                 max_inflight_mib: float | None = None) -> None:
         self._sink = sink
+        self.inflight = Inflight(metrics, max_requests=max_inflight_requests,
+                                 max_mib=max_inflight_mib,
+                                 undecoded=lambda: sink.undecoded_bytes)
         self._metrics = metrics
         self._endpoint = endpoint
         self._tls = tls if tls is not None and tls.enabled else None
@@ -189,7 +195,8 @@ class GrpcReceiver:
                     raise refuse(self._metrics, "oversized", "oversized",
                                  f"request of {len(body)} bytes is over the limit of "
                                  f"{self._limit} bytes (max_recv_msg_size_mib)")
-                accepted = await ingest(self._sink, self._metrics, "grpc", body, kind)
+                with self.inflight.admit(len(body)):
+                    accepted = await ingest(self._sink, self._metrics, "grpc", body, kind)
             except Refused as exc:
                 await self._abort(context, exc)
                 raise AssertionError("unreachable") from None  # abort() raises

@@ -44,6 +44,7 @@ from pydantic import SecretStr
 from collector._telemetry import Metrics
 from collector.config import TlsConfig
 from collector.intake import BodyKind, SpanSink
+from collector.receivers._inflight import Inflight
 from collector.receivers._request import Refused, ingest, refuse
 from collector.receivers._security import Guard, server_ssl_context
 from collector.receivers._status import ANSWERS
@@ -85,8 +86,13 @@ class HttpReceiver:
     def __init__(self, sink: SpanSink, metrics: Metrics, *, endpoint: str = "0.0.0.0:4318",
                  max_recv_msg_size_mib: float = 64, tls: TlsConfig | None = None,
                  bearer_token: SecretStr | str | None = None,
-                 max_requests_per_second: float | None = None) -> None:
+                 max_requests_per_second: float | None = None,
+                 max_inflight_requests: int | None = None,
+                 max_inflight_mib: float | None = None) -> None:
         self._sink = sink
+        self.inflight = Inflight(metrics, max_requests=max_inflight_requests,
+                                 max_mib=max_inflight_mib,
+                                 undecoded=lambda: sink.undecoded_bytes)
         self._metrics = metrics
         self._tls = tls if tls is not None and tls.enabled else None
         self._guard = Guard(metrics, bearer_token=bearer_token,
@@ -164,13 +170,15 @@ class HttpReceiver:
                              f"content type {ctype!r} is not supported; use "
                              f"application/x-protobuf or application/json")
             kind = _KINDS[logs, as_json]
-            try:
-                body = await self._read(request)
-            except (ConnectionError, ClientPayloadError, HttpProcessingError) as exc:
-                log.debug("OTLP/HTTP request body not received whole: %r", exc)
-                raise refuse(self._metrics, "malformed", "malformed",
-                             f"request body ended early ({exc})") from None
-            accepted = await ingest(self._sink, self._metrics, "http", body, kind)
+            # Admitted before the body is read: under overload, refusing costs no reading.
+            with self.inflight.admit(request.content_length or 0):
+                try:
+                    body = await self._read(request)
+                except (ConnectionError, ClientPayloadError, HttpProcessingError) as exc:
+                    log.debug("OTLP/HTTP request body not received whole: %r", exc)
+                    raise refuse(self._metrics, "malformed", "malformed",
+                                 f"request body ended early ({exc})") from None
+                accepted = await ingest(self._sink, self._metrics, "http", body, kind)
         except Refused as exc:
             return self._error(exc, as_json)
         response: Message

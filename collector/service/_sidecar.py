@@ -159,12 +159,16 @@ class Sidecar:
                                      max_recv_msg_size_mib=r.grpc.max_recv_msg_size_mib,
                                      tls=r.grpc.tls, bearer_token=r.grpc.auth.require_token(),
                                      max_requests_per_second=r.grpc.max_requests_per_second,
-                                     max_concurrent_streams=r.grpc.max_concurrent_streams)
+                                     max_concurrent_streams=r.grpc.max_concurrent_streams,
+                                     max_inflight_requests=r.grpc.max_inflight_requests,
+                                     max_inflight_mib=r.grpc.max_inflight_mib)
         if "http" in receive:
             self.http = HttpReceiver(self.sink, self.metrics, endpoint=r.http.endpoint,
                                      max_recv_msg_size_mib=r.http.max_recv_msg_size_mib,
                                      tls=r.http.tls, bearer_token=r.http.auth.require_token(),
-                                     max_requests_per_second=r.http.max_requests_per_second)
+                                     max_requests_per_second=r.http.max_requests_per_second,
+                                     max_inflight_requests=r.http.max_inflight_requests,
+                                     max_inflight_mib=r.http.max_inflight_mib)
         self.admin = AdminServer(self.metrics, self._not_ready,
                                  endpoint=config.exporters.prometheus.endpoint)
         self._decode_task: asyncio.Task[None] | None = None

@@ -58,6 +58,9 @@ class RecordingSink:
 
     # ------------------------------------------------------------------ as a SpanSink
 
+    undecoded_bytes = 0
+    """Nothing waits to be decoded here: `accept` keeps what it gets at once."""
+
     def check_capacity(self) -> None:
         self.capacity_checks += 1
         if self.overloaded is not None and self.overloaded_times > 0:

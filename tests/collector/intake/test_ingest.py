@@ -4,6 +4,7 @@ and the same traces come back ready with the same run ids as building them direc
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -292,3 +293,26 @@ def test_scan_refuses_exactly_what_the_decode_refuses() -> None:
     assert scanned.undecoded == len(decoded.spans) == 1
     assert scanned.refused == decoded.refused and scanned.errors == decoded.errors
     assert scan_traces_protobuf(b"\xff\xff not protobuf").refused["malformed_protobuf"] == 1
+
+
+async def test_undecoded_bytes_are_the_scanned_bodies_until_decoded() -> None:
+    """What the receivers' max_inflight_mib counts beside their own requests."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    from collector.intake import Assembly, Ingest, MemorySpanLog
+    from collector.otlp import scan_traces_protobuf
+    from tests.fakes.sdk_telemetry import make_spans
+
+    ingest = Ingest(MemorySpanLog(), Assembly(metrics=Metrics()), Metrics())
+    body = encode_spans(make_spans(3)).SerializeToString()
+    await ingest.accept(scan_traces_protobuf(body), "grpc", body, "traces_protobuf")
+    assert ingest.undecoded_bytes == len(body) and ingest.backlog == 3
+    task = asyncio.create_task(ingest.run())
+    try:
+        for _ in range(200):
+            if ingest.undecoded_bytes == 0:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        task.cancel()
+    assert ingest.undecoded_bytes == 0 and ingest.assembly.pending_spans == 3
