@@ -253,18 +253,20 @@ class AssemblyConfig(Model):
     @field_validator("max_wait")
     @classmethod
     def _wait_covers_quiet(cls, value: float, info: ValidationInfo) -> float:
-        quiet = info.data.get("quiet_period")
-        if quiet is not None and value < quiet:
-            raise ValueError(f"must be at least assembly.quiet_period ({quiet:g})")
-        return value
+        return _at_least(value, info, "quiet_period")
 
     @field_validator("max_trace_age")
     @classmethod
     def _age_covers_wait(cls, value: float, info: ValidationInfo) -> float:
-        wait = info.data.get("max_wait")
-        if wait is not None and value < wait:
-            raise ValueError(f"must be at least assembly.max_wait ({wait:g})")
-        return value
+        return _at_least(value, info, "max_wait")
+
+
+def _at_least(value: float, info: ValidationInfo, other: str) -> float:
+    """`value`, unless it is below the assembly field `other` (validated before it)."""
+    bound = info.data.get(other)
+    if bound is not None and value < bound:
+        raise ValueError(f"must be at least assembly.{other} ({bound:g})")
+    return value
 
 
 class StorageConfig(Model):

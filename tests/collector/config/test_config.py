@@ -221,6 +221,14 @@ def test_bounds(tmp_path: Path) -> None:
     assert "must be at least assembly.quiet_period (5)" in problems[1]
 
 
+def test_max_trace_age_is_at_least_max_wait(tmp_path: Path) -> None:
+    problems = problems_of(write(tmp_path, "assembly: {max_wait: 30, max_trace_age: 10}\n"))
+    assert [p.split(":")[0] for p in problems] == ["assembly.max_trace_age"]
+    assert "must be at least assembly.max_wait (30)" in problems[0]
+    config = load_config(write(tmp_path, "assembly: {max_wait: 5, max_trace_age: 5}\n"), env={})
+    assert config.assembly.max_trace_age == 5.0
+
+
 # --------------------------------------------------------------------------- env overrides
 
 
