@@ -42,6 +42,9 @@ from scorers.redact import PiiRedactor
 from scorers.sampling import NoSampling, RatioSampling, Sampling, is_sampled
 from scorers.types import (
     AgentRunInput,
+    ConversationAgent,
+    ConversationRun,
+    ConversationTurn,
     Message,
     RunTarget,
     ScoreRecord,
@@ -72,6 +75,9 @@ __all__ = [
     "use_judge_provider",
     # runs, results, records
     "AgentRunInput",
+    "ConversationAgent",
+    "ConversationRun",
+    "ConversationTurn",
     "Message",
     "RunTarget",
     "ScoreRecord",

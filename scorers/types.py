@@ -24,6 +24,9 @@ from pydantic.alias_generators import to_camel
 
 __all__ = [
     "AgentRunInput",
+    "ConversationAgent",
+    "ConversationRun",
+    "ConversationTurn",
     "JudgeExecution",
     "JudgeStepTelemetry",
     "JudgeUsage",
@@ -43,6 +46,7 @@ __all__ = [
     "TextPart",
     "ToolInvocation",
     "ToolInvocationPart",
+    "conversation_score_id",
     "run_id_for",
     "score_id_for",
     "score_id_of",
@@ -246,6 +250,43 @@ class ScorerRun(_Model):
 # --------------------------------------------------------------------------- results
 
 
+class ConversationAgent(_Model):
+    """The agent a conversation is held with (DESIGN §11)."""
+
+    id: str | None = None
+    name: str | None = None
+
+
+class ConversationTurn(_Model):
+    """One turn of a conversation: one agent run's new input and its output (DESIGN §11).
+
+    The turn's `input` is the run's `AgentRunInput` (its new input messages, system messages,
+    what it remembered); `output` is what the agent answered, with its tool calls. History the
+    run resent is in `input.remembered_messages`: the turns, not that history, are the
+    transcript.
+    """
+
+    run_id: str
+    trace_id: str | None = None
+    span_id: str | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    input: AgentRunInput
+    output: list[Message] = Field(default_factory=list)
+
+
+class ConversationRun(_Model):
+    """What a `type="conversation"` scorer's steps receive (DESIGN §11): the conversation's
+    turns in order, cut to a budget keeping the first and the last (`omitted_turns` says how
+    many were left out between them)."""
+
+    conversation_id: str
+    resource_id: str | None = None
+    agent: ConversationAgent = Field(default_factory=ConversationAgent)
+    turns: list[ConversationTurn] = Field(default_factory=list)
+    omitted_turns: int = 0
+
+
 class JudgeUsage(_Model):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -328,6 +369,11 @@ class ScoreRecord(_Model):
     trace_id: str | None = None
     span_id: str | None = None
     conversation_id: str | None = None
+    target_scope: Literal["run", "conversation"] = "run"
+    """`conversation`: a conversation scorer's score; `runId`/`traceId`/`spanId` are then the
+    conversation's last turn's (DESIGN §11)."""
+    turn_count: int | None = None
+    """Conversation scores: how many turns the conversation had (kept and omitted)."""
     source: Literal["LIVE", "TEST"] = "LIVE"
     input: Any = None
     output: Any = None
@@ -370,6 +416,13 @@ def score_id_for(trace_id: str, span_id: str, scorer_id: str) -> str:
     """The deterministic id of one scorer's score of one agent span (a UUID 5 of the URL
     namespace and `scorecar:score:{trace_id}:{span_id}:{scorer_id}`)."""
     return _uuid5(f"scorecar:score:{trace_id}:{span_id}:{scorer_id}")
+
+
+def conversation_score_id(conversation_id: str, scorer_id: str) -> str:
+    """The id of scorer `scorer_id`'s score of conversation `conversation_id` (DESIGN §11): a
+    UUID 5 of the URL namespace and `scorecar:conversation-score:{conversation_id}:{scorer_id}`;
+    the same on every re-score, so the newer record replaces the older one downstream."""
+    return _uuid5(f"scorecar:conversation-score:{conversation_id}:{scorer_id}")
 
 
 def score_id_of(run: ScorerRun, scorer_id: str) -> str:

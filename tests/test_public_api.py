@@ -80,7 +80,8 @@ SCORERS_API = {
     "Judge", "JudgeProvider", "JudgeReply", "JudgeRequest", "Matcher", "PiiRedactor",
     "StreamErrorRetryProcessor", "default_model", "default_provider", "use_judge_provider",
     # runs, results, records
-    "AgentRunInput", "Message", "RunTarget", "ScoreRecord", "ScorerResult", "ScorerRun",
+    "AgentRunInput", "ConversationAgent", "ConversationRun", "ConversationTurn", "Message",
+    "RunTarget", "ScoreRecord", "ScorerResult", "ScorerRun",
     "SystemMessage", "score_record", "skipped_record",
     # sampling
     "NoSampling", "RatioSampling", "Sampling", "is_sampled",
