@@ -233,7 +233,9 @@ class AssemblyConfig(Model):
             whatever it waits for (the hard cap; at least max_wait).
         max_pending_spans: spans buffered in all pending traces; past it the oldest are evicted.
         max_traces: traces buffered; past it the oldest are evicted.
-        rescore_late: a span arriving after its trace was scored re-scores it (same score ids).
+        rescore_late: pieces (spans, log records) arriving for a run already handed over
+            rebuild it; when the rebuilt run differs, it is scored again (same score ids,
+            counted `rescored`). Off: late pieces are counted `late` and dropped.
         build_processes: worker processes that turn ready traces into runs (null: the cores
             beyond two, at most four; 0: a thread of the main process).
         log_wait: seconds past the quiet period that a run whose model calls carry no content
@@ -246,7 +248,7 @@ class AssemblyConfig(Model):
     max_trace_age: Seconds = Field(default=600.0, gt=0)
     max_pending_spans: Count = Field(default=200_000, ge=1)
     max_traces: Count = Field(default=20_000, ge=1)
-    rescore_late: bool = False
+    rescore_late: bool = True
     build_processes: int | None = Field(default=None, ge=0, le=64)
     log_wait: Seconds = Field(default=5.0, ge=0)
 

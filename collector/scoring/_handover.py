@@ -5,6 +5,11 @@ log (`ingest.release`) only once its jobs are queued.
 
 Traces whose jobs the queue refuses (full) are held with their job plans and offered again on
 later passes, without being built or counted again; their spans stay in the span log until then.
+
+Re-scoring (DESIGN §3.3): the handover remembers a digest of every run it queued, for the
+assembly's `max_traces` most recent traces. When late pieces rebuild a trace, only its runs that
+came out different are queued again (same score ids, counted `rescored`); a rebuild that
+changed nothing is not scored twice.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 
 from collector._telemetry import Metrics
 from collector.intake import Assembly, Ingest, ReadyTrace
@@ -38,13 +44,16 @@ class Handover:
     """
 
     def __init__(self, assembly: Assembly, builder: BuildPool, scheduler: Scheduler,
-                 ingest: Ingest, metrics: Metrics) -> None:
+                 ingest: Ingest, metrics: Metrics, *, remember: int = 20_000) -> None:
         self.assembly = assembly
         self.builder = builder
         self.scheduler = scheduler
         self.ingest = ingest
         self.metrics = metrics
         self._deferred: list[tuple[ReadyTrace, TracePlan]] = []
+        # trace id → {agent span id → run digest} of the runs queued, most recent last
+        self._digests: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._remember_traces = remember
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -99,7 +108,8 @@ class Handover:
         new = self.assembly.poll() if ready is None else ready
         if not held and not new:
             return 0
-        plans = await self.builder.build([(r.trace, r.roots) for r in new])
+        plans = await self.builder.build([
+            (r.trace, r.roots, r.late, self._previous(r)) for r in new])
         built = list(zip(new, plans))
         for _, tp in built:
             for reason, n in tp.reasons.items():
@@ -120,14 +130,29 @@ class Handover:
             if fresh_queued:
                 for item, tp in built:
                     if not item.late:
-                        self.ingest.release(item)
+                        self._queued(item, tp)
                         count += tp.runs
                 rest = [(i, tp) for i, tp in built if i.late]
             return count + self._commit_each(rest, count_refusal=True)
         for item, tp in built:
-            self.ingest.release(item)
+            self._queued(item, tp)
             count += tp.runs
         return count
+
+    def _previous(self, item: ReadyTrace) -> dict[str, str] | None:
+        """The digests of `item`'s runs when queued before (a late rebuild), None if unknown."""
+        known = self._digests.get(item.trace.trace_id) if item.late else None
+        return dict(known) if known is not None else None
+
+    def _queued(self, item: ReadyTrace, tp: TracePlan) -> None:
+        """`item`'s jobs are queued: release its spans, remember its runs' digests."""
+        self.ingest.release(item)
+        tid = item.trace.trace_id
+        known = self._digests.pop(tid, {})
+        known.update(tp.digests)
+        self._digests[tid] = known
+        while len(self._digests) > self._remember_traces:
+            self._digests.popitem(last=False)
 
     def _commit_each(self, built: list[tuple[ReadyTrace, TracePlan]], *,
                      count_refusal: bool) -> int:
@@ -139,7 +164,7 @@ class Handover:
             except QueueFull:
                 self._deferred.append((item, tp))
                 continue
-            self.ingest.release(item)
+            self._queued(item, tp)
             count += tp.runs
         return count
 

@@ -150,7 +150,7 @@ class Sidecar:
                                  processes=default_processes() if processes is None
                                  else processes)
         self.handover = Handover(self.assembly, self.builder, self.scheduler, self.ingest,
-                                 self.metrics)
+                                 self.metrics, remember=a.max_traces)
         self.grpc: GrpcReceiver | None = None
         self.http: HttpReceiver | None = None
         r = config.receivers

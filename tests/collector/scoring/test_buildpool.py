@@ -105,10 +105,11 @@ async def test_a_trace_that_cannot_be_built_never_costs_the_others(monkeypatch) 
     traces = _traces()[:3]
     real = bp.build_plan
 
-    def flaky(trace, roots, chosen, keep_runs):  # type: ignore[no-untyped-def]
+    def flaky(trace, roots, chosen, keep_runs, late=False,  # type: ignore[no-untyped-def]
+              previous=None):
         if trace is traces[1]:
             raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
-        return real(trace, roots, chosen, keep_runs)
+        return real(trace, roots, chosen, keep_runs, late, previous)
 
     monkeypatch.setattr(bp, "build_plan", flaky)
     plans = await BuildPool(CHOSEN, processes=0).build([(t, None) for t in traces])
