@@ -3,6 +3,7 @@ the write-ahead span log, ingest (decode, log, buffer) and trace assembly (readi
 
 from collector.intake._assembly import (
     Assembly,
+    Body,
     ReadyTrace,
     Released,
 )
@@ -23,4 +24,4 @@ from collector.intake._spanlog import (
     open_spanlog,
 )
 
-__all__ = ["Assembly", "BodyKind", "Ingest", "MemorySpanLog", "Overloaded", "ReadyTrace", "Released", "ReplayStats", "SpanLog", "SpanSink", "WriteAheadLog", "decode_body", "open_spanlog"]
+__all__ = ["Assembly", "Body", "BodyKind", "Ingest", "MemorySpanLog", "Overloaded", "ReadyTrace", "Released", "ReplayStats", "SpanLog", "SpanSink", "WriteAheadLog", "decode_body", "open_spanlog"]

@@ -26,20 +26,19 @@ by spans and log records. (`collector.intake._ingest.Ingest.check_capacity` refu
 once `max_pending_spans` is reached, so eviction by spans only trims what one request pushed
 over the line; the trace bound is enforced by eviction alone.)
 
-Late spans: traces handed over are remembered for `late_window` seconds (their span ids, and
-with `rescore_late` their spans), at most `max_traces` traces and `max_pending_spans` spans
-(a bound of its own, oldest forgotten first: kept old spans may double the buffers' memory). A span or log record
-that arrives for such a trace and is attached to what was handed over (a descendant of one of
-its spans, an ancestor one of them was waiting for, or a finished copy of a span handed over
-unfinished) is **late**: counted in `scorecar_transform_reasons_total{reason="late"}`. With
-`rescore_late` the trace is rebuilt from its old spans plus the new ones and handed over
-again (`ReadyTrace.rebuild`; `ReadyTrace.roots` names the runs the new spans touch — the same
-run ids, so the same score ids replace the old scores). Without it, late spans are dropped.
-New spans of such a trace that are not attached to what was handed over are a separate
-subtree: new work, assembled normally.
+Late pieces: traces handed over are remembered for `late_window` seconds — their span ids, and
+with `rescore_late` the request bodies they came in (`_held.py`; decoded objects only when a
+piece came without its body), bounded by `max_traces`, `max_pending_spans` ids and
+`max_remembered_bytes`, oldest forgotten first. A span or log record for such a trace that is
+attached to what was handed over (a descendant, an ancestor one of its spans waited for, a
+finished copy of a span handed over unfinished) is **late**, counted `late`. With
+`rescore_late` the trace is rebuilt from the old pieces plus the new and handed over again
+(`ReadyTrace.rebuild`; `roots` names the runs the new pieces touch; same run and score ids);
+without it, late pieces are dropped. New spans not attached to what was handed over are a
+separate subtree: new work, assembled normally.
 
 Other counters: `duplicate` (re-delivered span or log record, kept once) and
-`late_not_rescored` (late with `rescore_late` on, but the old spans were already forgotten)
+`late_not_rescored` (late with `rescore_late` on, but the old pieces were forgotten)
 in `scorecar_transform_reasons_total`; `scorecar_traces_pending` is kept current.
 """
 
@@ -50,15 +49,15 @@ import itertools
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from collector._telemetry import Metrics
+from collector.intake._held import Body, BodyBudget, Recent, TraceBuffer, classify, log_key
 from transforms import LogEvent, RunRoot, Span, Trace, run_roots
 
-__all__ = ["Assembly", "ReadyTrace", "Released"]
+__all__ = ["Assembly", "Body", "ReadyTrace", "Released"]
 
-_LogKey = tuple[str, int, str, str]
 _Why = Literal["quiet", "max_wait", "max_trace_age", "flush"]
 _Kind = Literal["quiet", "wait", "age"]
 
@@ -109,48 +108,6 @@ class Released:
     items: int = 0
 
 
-@dataclass(slots=True)
-class _Recent:
-    """What is remembered of a trace that was handed over."""
-
-    ended: dict[str, bool]            # span id -> had an end time
-    missing: set[str]                 # parent ids named but not present
-    at: float
-    spans: dict[str, Span] | None     # kept only with rescore_late
-    logs: list[LogEvent] | None
-    log_keys: set[_LogKey] | None     # None once trimmed
-
-    @property
-    def size(self) -> int:
-        return len(self.ended) + (len(self.log_keys) if self.log_keys is not None else 0)
-
-
-@dataclass(slots=True)
-class _Buffer:
-    trace_id: str
-    first: float
-    last: float
-    gen: int
-    spans: dict[str, Span] = field(default_factory=dict)
-    logs: list[LogEvent] = field(default_factory=list)
-    log_keys: set[_LogKey] = field(default_factory=set)
-    segments: Counter[int] = field(default_factory=Counter)
-    version: int = 0               # bumped on every change (stale deadlines are skipped)
-    rebuild: bool = False
-    touched: set[str] = field(default_factory=set)  # rebuild: span ids the new items name
-    late: int = 0
-
-    @property
-    def size(self) -> int:
-        return len(self.spans) + len(self.logs)
-
-
-def _log_key(lg: LogEvent) -> _LogKey:
-    # The run builder's key: a re-delivered record repeats its span, time and name.
-    return (lg.span_id, lg.time_unix_nano, lg.event_name,
-            repr(lg.body) if not lg.time_unix_nano else "")
-
-
 class Assembly:
     """Per-trace buffers between the receivers and run building. Not thread-safe: call it
     from the event loop only.
@@ -171,6 +128,9 @@ class Assembly:
             content of their own waits for its log records (0: never).
         max_trace_age: seconds after its first arrival when a trace is handed over whatever
             it waits for (the hard cap; None: `max_wait` is the only cut).
+        max_remembered_bytes: bound on the request bodies kept for re-scoring handed-over
+            traces (each body counted once); past it the oldest traces' bodies are forgotten
+            (their late pieces are then counted `late_not_rescored`).
     """
 
     def __init__(self, *, quiet_period: float = 1.0, max_wait: float = 30.0,
@@ -178,7 +138,8 @@ class Assembly:
                  rescore_late: bool = False, metrics: Metrics,
                  clock: Callable[[], float] = time.monotonic,
                  late_window: float = 300.0, log_wait: float = 0.0,
-                 max_trace_age: float | None = None) -> None:
+                 max_trace_age: float | None = None,
+                 max_remembered_bytes: int = 32 << 20) -> None:
         if quiet_period < 0 or max_wait < 0 or max_pending_spans < 1 or max_traces < 1 \
                 or log_wait < 0 or (max_trace_age is not None and max_trace_age < max_wait):
             raise ValueError("assembly bounds must be positive (and max_trace_age >= max_wait)")
@@ -190,10 +151,13 @@ class Assembly:
         self.max_traces = max_traces
         self.rescore_late = rescore_late
         self.late_window = late_window
+        self.max_remembered_bytes = max_remembered_bytes
+        self._bodies = BodyBudget()
+        self._with_bodies: dict[str, None] = {}  # remembered traces holding bodies, oldest first
         self._metrics = metrics
         self._clock = clock
-        self._buffers: dict[str, _Buffer] = {}   # insertion order = first arrival
-        self._recent: dict[str, _Recent] = {}    # insertion order = handed over
+        self._buffers: dict[str, TraceBuffer] = {}   # insertion order = first arrival
+        self._recent: dict[str, Recent] = {}    # insertion order = handed over
         self._pending = 0
         self._recent_size = 0
         # (deadline, seq, trace id, buffer generation, kind, version): a `quiet` or `wait`
@@ -225,10 +189,15 @@ class Assembly:
         """Handed-over traces still remembered for late spans."""
         return len(self._recent)
 
+    @property
+    def remembered_bytes(self) -> int:
+        """Bytes of the request bodies kept to rebuild handed-over traces."""
+        return self._bodies.bytes
+
     # ------------------------------------------------------------------ add
 
-    def add(self, spans: Iterable[Span], logs: Iterable[LogEvent], segment: int | None
-            ) -> list[Released]:
+    def add(self, spans: Iterable[Span], logs: Iterable[LogEvent], segment: int | None,
+            body: Body | None = None) -> list[Released]:
         """Buffer spans and log records, grouped by trace id.
 
         Args:
@@ -236,6 +205,8 @@ class Assembly:
             logs: decoded log records.
             segment: the write-ahead log segment the request went to (None: not logged).
                 Each trace of the request takes one hold on it.
+            body: the request they were decoded from: what a handed-over trace is remembered
+                as, for re-scoring (None: the decoded objects are remembered instead).
 
         Returns:
             Holds to release now: traces evicted by a bound, and traces whose part of this
@@ -267,26 +238,32 @@ class Assembly:
                 if segment is not None:
                     released.append(Released(tid, Counter({segment: 1}), "dropped",
                                              len(tspans) + len(tlogs)))
-            elif segment is not None:
+                continue
+            if segment is not None:
                 buf.segments[segment] += 1
+            if buf.bodies is not None:
+                if body is None:
+                    buf.bodies = None
+                elif not buf.bodies or buf.bodies[-1] is not body:
+                    buf.bodies.append(body)
         released.extend(self._enforce_bounds())
         self._metrics.traces_pending.set(len(self._buffers))
         return released
 
-    def _buffer(self, tid: str, now: float) -> _Buffer:
+    def _buffer(self, tid: str, now: float) -> TraceBuffer:
         buf = self._buffers.get(tid)
         if buf is None:
-            buf = self._buffers[tid] = _Buffer(tid, now, now, next(self._gens))
+            buf = self._buffers[tid] = TraceBuffer(tid, now, now, next(self._gens))
             if self.max_trace_age is not None:
                 self._push(now + self.max_trace_age, buf, "age")
         return buf
 
-    def _push(self, deadline: float, buf: _Buffer, kind: _Kind) -> None:
+    def _push(self, deadline: float, buf: TraceBuffer, kind: _Kind) -> None:
         heapq.heappush(self._deadlines,
                        (deadline, next(self._seq), buf.trace_id, buf.gen, kind, buf.version))
 
-    def _add_to(self, buf: _Buffer, spans: list[Span], logs: list[LogEvent], now: float,
-                touched: set[str] | None = None) -> _Buffer | None:
+    def _add_to(self, buf: TraceBuffer, spans: list[Span], logs: list[LogEvent], now: float,
+                touched: set[str] | None = None) -> TraceBuffer | None:
         """Add to `buf`; return it, or None when it stayed empty and was removed."""
         changed = False
         dup = 0
@@ -306,7 +283,7 @@ class Assembly:
             if touched is not None:
                 touched.add(s.span_id)
         for lg in logs:
-            key = _log_key(lg)
+            key = log_key(lg)
             if key in buf.log_keys:
                 dup += 1
                 continue
@@ -332,15 +309,15 @@ class Assembly:
             self.stats["duplicate"] += n
             self._metrics.build_reasons.labels("duplicate").inc(n)
 
-    def _add_after_handover(self, tid: str, recent: _Recent, spans: list[Span],
-                            logs: list[LogEvent], now: float) -> _Buffer | None:
+    def _add_after_handover(self, tid: str, recent: Recent, spans: list[Span],
+                            logs: list[LogEvent], now: float) -> TraceBuffer | None:
         """Sort what arrived for a handed-over trace into duplicate, late and new work."""
-        late_spans, new_spans, dup = self._classify(recent, spans)
+        late_spans, new_spans, dup = classify(recent, spans)
         late_logs: list[LogEvent] = []
         new_logs: list[LogEvent] = []
         late_ids = {s.span_id for s in late_spans}
         for lg in logs:
-            if recent.log_keys is not None and _log_key(lg) in recent.log_keys:
+            if recent.log_keys is not None and log_key(lg) in recent.log_keys:
                 dup += 1
             elif lg.span_id in recent.ended or lg.span_id in late_ids:
                 late_logs.append(lg)
@@ -352,7 +329,7 @@ class Assembly:
             self.stats["late"] += n_late
             self._metrics.build_reasons.labels("late").inc(n_late)
         buf = self._buffers.get(tid)
-        if self.rescore_late and recent.spans is not None and (n_late or new_spans or new_logs):
+        if self.rescore_late and recent.keeps_pieces and (n_late or new_spans or new_logs):
             # Rebuild: the old spans plus everything new, in one buffer.
             buf = self._buffer(tid, now)
             if not buf.rebuild:
@@ -367,60 +344,38 @@ class Assembly:
             return buf  # keep the hold with the buffer already there, if any
         return self._add_to(self._buffer(tid, now), new_spans, new_logs, now)
 
-    def _make_rebuild(self, buf: _Buffer, recent: _Recent) -> None:
-        """Turn `buf` into a rebuild: what it holds is new; the old spans join it."""
-        assert recent.spans is not None and recent.logs is not None
+    def _make_rebuild(self, buf: TraceBuffer, recent: Recent) -> None:
+        """Turn `buf` into a rebuild: what it holds is new; the old pieces join it (decoded
+        again from their request bodies, when that is how they were remembered)."""
         buf.rebuild = True
         buf.touched.update(buf.spans)
         buf.touched.update(lg.span_id for lg in buf.logs if lg.span_id)
-        for sid, s in recent.spans.items():
+        if recent.bodies is not None:
+            old_spans: dict[str, Span] = {}
+            old_logs: list[LogEvent] = []
+            for body in recent.bodies:
+                spans, logs = body.pieces(buf.trace_id)
+                for s in spans:
+                    seen = old_spans.get(s.span_id)
+                    if seen is None or (not seen.end_time_unix_nano and s.end_time_unix_nano):
+                        old_spans[s.span_id] = s  # the ended copy knows more
+                old_logs.extend(logs)
+            if buf.bodies is not None:
+                buf.bodies[:0] = recent.bodies
+        else:
+            assert recent.spans is not None and recent.logs is not None
+            old_spans, old_logs = recent.spans, recent.logs
+            buf.bodies = None  # what was handed over is only held as objects
+        for sid, s in old_spans.items():
             if sid not in buf.spans:
                 buf.spans[sid] = s
                 self._pending += 1
-        for lg in recent.logs:
-            key = _log_key(lg)
+        for lg in old_logs:
+            key = log_key(lg)
             if key not in buf.log_keys:
                 buf.log_keys.add(key)
                 buf.logs.append(lg)
                 self._pending += 1
-
-    @staticmethod
-    def _classify(recent: _Recent, spans: list[Span]) -> tuple[list[Span], list[Span], int]:
-        """(late, new, duplicates) among `spans` of a handed-over trace."""
-        late: dict[str, Span] = {}
-        rest: dict[str, Span] = {}
-        dup = 0
-        for s in spans:
-            was_ended = recent.ended.get(s.span_id)
-            if was_ended is None:
-                rest[s.span_id] = s
-            elif was_ended or not s.end_time_unix_nano:
-                dup += 1
-            else:
-                late[s.span_id] = s  # a finished copy of a span handed over unfinished
-        # Attached below what was handed over: descendants, through other new spans too.
-        children: dict[str, list[Span]] = {}
-        for s in rest.values():
-            if s.parent_span_id is not None:
-                children.setdefault(s.parent_span_id, []).append(s)
-        todo = [s for s in rest.values()
-                if s.parent_span_id is not None and s.parent_span_id in recent.ended]
-        todo.extend(late.values())
-        while todo:
-            s = todo.pop()
-            late[s.span_id] = s
-            rest.pop(s.span_id, None)
-            todo.extend(c for c in children.get(s.span_id, ()) if c.span_id not in late)
-        # Attached above: an ancestor a handed-over span was waiting for, and its ancestors.
-        up = [s for s in rest.values() if s.span_id in recent.missing]
-        while up:
-            s = up.pop()
-            late[s.span_id] = s
-            rest.pop(s.span_id, None)
-            parent = rest.get(s.parent_span_id or "")
-            if parent is not None:
-                up.append(parent)
-        return list(late.values()), list(rest.values()), dup
 
     # ------------------------------------------------------------------ bounds
 
@@ -438,26 +393,36 @@ class Assembly:
         return out
 
     def _trim_recent(self) -> None:
-        """Forget the old spans (and, when none are kept, the ids) of the oldest remembered
+        """Forget the old pieces (and, when none are kept, the ids) of the oldest remembered
         trace."""
         for tid, r in self._recent.items():
-            if r.spans is not None:
+            if r.keeps_pieces:
                 self._recent_size -= r.size
-                r.spans = r.logs = None
+                self._drop_pieces(tid, r)
                 r.log_keys = None
                 self._recent_size += r.size
                 return
-            del self._recent[tid]
-            self._recent_size -= r.size
+            self._drop(tid)
             return
+
+    def _drop_pieces(self, tid: str, r: Recent) -> None:
+        if r.bodies is not None:
+            self._bodies.drop(r.bodies)
+            self._with_bodies.pop(tid, None)
+        r.bodies = None
+        r.spans = r.logs = None
+
+    def _drop(self, tid: str) -> None:
+        r = self._recent.pop(tid)
+        self._recent_size -= r.size
+        self._drop_pieces(tid, r)
 
     def _forget(self, now: float) -> None:
         while self._recent:
             tid, r = next(iter(self._recent.items()))
             if now - r.at < self.late_window and len(self._recent) <= self.max_traces:
                 return
-            del self._recent[tid]
-            self._recent_size -= r.size
+            self._drop(tid)
 
     # ------------------------------------------------------------------ poll
 
@@ -492,7 +457,7 @@ class Assembly:
             self._metrics.traces_pending.set(len(self._buffers))
         return ready
 
-    def _roots(self, buf: _Buffer) -> list[RunRoot]:
+    def _roots(self, buf: TraceBuffer) -> list[RunRoot]:
         """The run roots the next hand-over of `buf` would build (a rebuild: those its new
         spans touch)."""
         self.stats["roots_checked"] += 1
@@ -501,10 +466,10 @@ class Assembly:
             roots = [r for r in roots if r.span_id in self._touched_roots(buf, roots)]
         return roots
 
-    def _awaits_local_parent(self, buf: _Buffer) -> bool:
+    def _awaits_local_parent(self, buf: TraceBuffer) -> bool:
         return any(r.awaits_local_parent for r in self._roots(buf))
 
-    def _cut(self, tid: str, buf: _Buffer, reason: _Why, now: float) -> ReadyTrace:
+    def _cut(self, tid: str, buf: TraceBuffer, reason: _Why, now: float) -> ReadyTrace:
         """Hand over by a time limit, counting the runs that were still waiting for something
         (`partial`: an open or incomplete root, or content not yet seen)."""
         waiting = sum(1 for r in self._roots(buf)
@@ -514,7 +479,7 @@ class Assembly:
             self._metrics.build_reasons.labels("partial").inc(waiting)
         return self._hand_over(tid, buf, reason, now)
 
-    def _roots_done(self, buf: _Buffer, now: float) -> bool:
+    def _roots_done(self, buf: TraceBuffer, now: float) -> bool:
         roots = self._roots(buf)
         if not roots or not all(r.ended and r.complete for r in roots):
             return False
@@ -530,7 +495,7 @@ class Assembly:
         return True
 
     @staticmethod
-    def _touched_roots(buf: _Buffer, roots: Iterable[Any]) -> frozenset[str]:
+    def _touched_roots(buf: TraceBuffer, roots: Iterable[Any]) -> frozenset[str]:
         """Run roots that are a new span or an ancestor of one."""
         root_ids = {r.span_id for r in roots}
         hit: set[str] = set()
@@ -554,7 +519,7 @@ class Assembly:
         self._metrics.traces_pending.set(0)
         return ready
 
-    def _hand_over(self, tid: str, buf: _Buffer,
+    def _hand_over(self, tid: str, buf: TraceBuffer,
                    reason: _Why, now: float) -> ReadyTrace:
         del self._buffers[tid]
         self._pending -= buf.size
@@ -569,27 +534,35 @@ class Assembly:
         return ReadyTrace(trace, buf.segments, reason, buf.rebuild, roots, buf.late > 0,
                           buf.late)
 
-    def _remember(self, tid: str, buf: _Buffer, now: float) -> None:
-        old = self._recent.pop(tid, None)
+    def _remember(self, tid: str, buf: TraceBuffer, now: float) -> None:
+        old = self._recent.get(tid)
         if old is not None:
-            self._recent_size -= old.size
+            self._drop(tid)
         ended = dict(old.ended) if old is not None else {}
         for sid, s in buf.spans.items():
             ended[sid] = bool(s.end_time_unix_nano) or ended.get(sid, False)
-        keep = self.rescore_late and (old is None or old.spans is not None)
+        keep = self.rescore_late and (old is None or old.keeps_pieces)
+        bodies = list(buf.bodies) if keep and buf.bodies is not None else None
+        objects = keep and bodies is None
         missing = {s.parent_span_id for s in buf.spans.values()
                    if s.parent_span_id is not None and s.parent_span_id not in ended}
         if old is not None:
             missing.update(p for p in old.missing if p not in ended)
-        r = _Recent(ended, missing, now,
-                    dict(buf.spans) if keep else None,
-                    list(buf.logs) if keep else None,
-                    set(buf.log_keys) if keep or old is None or old.log_keys is not None
-                    else None)
+        r = Recent(ended, missing, now, bodies,
+                   dict(buf.spans) if objects else None,
+                   list(buf.logs) if objects else None,
+                   set(buf.log_keys) if keep or old is None or old.log_keys is not None
+                   else None)
         self._recent[tid] = r
         self._recent_size += r.size
+        if bodies is not None:
+            self._bodies.hold(bodies)
+            self._with_bodies[tid] = None
         while self._recent and self._recent_size > self.max_pending_spans:
             self._trim_recent()
+        while self._with_bodies and self._bodies.bytes > self.max_remembered_bytes:
+            oldest = next(iter(self._with_bodies))
+            self._drop_pieces(oldest, self._recent[oldest])
 
     def next_deadline(self) -> float | None:
         """The clock time at which `poll()` may next find a trace ready (None: nothing

@@ -23,29 +23,12 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable
 
 from collector._telemetry import Metrics
-from collector.intake._assembly import Assembly, ReadyTrace, Released
-from collector.intake._ports import BodyKind, Overloaded
+from collector.intake._assembly import Assembly, Body, ReadyTrace, Released
+from collector.intake._ports import BodyKind, Overloaded, decode_body
 from collector.intake._spanlog import WriteAheadLog
-from collector.otlp import (
-    Decoded,
-    decode_json_bytes,
-    decode_logs_protobuf,
-    decode_traces_protobuf,
-)
+from collector.otlp import Decoded
 
 __all__ = ["Ingest", "decode_body"]
-
-_DECODERS: dict[str, Callable[[bytes], Decoded]] = {
-    "traces_protobuf": decode_traces_protobuf,
-    "logs_protobuf": decode_logs_protobuf,
-    "traces_json": decode_json_bytes,
-    "logs_json": decode_json_bytes,
-}
-
-
-def decode_body(kind: BodyKind, body: bytes) -> Decoded:
-    """Decode a request body the way its receiver did."""
-    return _DECODERS[kind](body)
 
 
 def _trace_ids(decoded: Decoded) -> set[str]:
@@ -114,7 +97,8 @@ class Ingest:
         if not decoded.spans and not decoded.logs:
             return
         segment = self.spanlog.append(kind, body, _trace_ids(decoded))
-        self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment))
+        self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment,
+                                            Body(kind, body)))
 
     @property
     def undecoded_bytes(self) -> int:
@@ -140,7 +124,8 @@ class Ingest:
                 self._backlog_items -= items
                 self._backlog_bytes -= len(body)
                 self.decoded_later += 1
-                self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment))
+                self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment,
+                                                    Body(kind, body)))
 
     def release(self, ready: ReadyTrace | str) -> None:
         """The trace's jobs are in the queue (or it yielded none): drop its log holds.
@@ -173,7 +158,8 @@ class Ingest:
             decoded = decode_body(kind, body)
             ids = _trace_ids(decoded)
             self.spanlog.track(segment, ids)
-            self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment))
+            self._release_all(self.assembly.add(decoded.spans, decoded.logs, segment,
+                                                Body(kind, body)))
             counts["records"] += 1
             counts["spans"] += len(decoded.spans)
             counts["logs"] += len(decoded.logs)

@@ -6,13 +6,31 @@ then per-trace buffers); they never see assembly, the queue or the exporters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, Protocol
 
-from collector.otlp import Decoded
+from collector.otlp import (
+    Decoded,
+    decode_json_bytes,
+    decode_logs_protobuf,
+    decode_traces_protobuf,
+)
 
-__all__ = ["BodyKind", "Overloaded", "SpanSink"]
+__all__ = ["BodyKind", "Overloaded", "SpanSink", "decode_body"]
 
 BodyKind = Literal["traces_protobuf", "logs_protobuf", "traces_json", "logs_json"]
+
+_DECODERS: dict[str, Callable[[bytes], Decoded]] = {
+    "traces_protobuf": decode_traces_protobuf,
+    "logs_protobuf": decode_logs_protobuf,
+    "traces_json": decode_json_bytes,
+    "logs_json": decode_json_bytes,
+}
+
+
+def decode_body(kind: BodyKind, body: bytes) -> Decoded:
+    """Decode a request body the way its receiver did."""
+    return _DECODERS[kind](body)
 
 
 class Overloaded(Exception):

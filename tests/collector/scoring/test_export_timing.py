@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from collector._telemetry import Metrics
-from collector.intake import Assembly, Ingest, open_spanlog
+from collector.intake import Assembly, Body, Ingest, decode_body, open_spanlog
 from collector.otlp import read_otlp_file
 from collector.scoring import (
     BuildPool,
@@ -284,3 +284,54 @@ async def test_a_rescore_is_not_counted_as_a_new_agent_run() -> None:
     runs = sum(sample(pipe.metrics, "scorecar_agent_runs_total", convention=c)
                for c in ("genai", "openllmetry", "unknown"))
     assert runs == len(expected(EVENTS))
+
+
+# --------------------------------------------------------------------------- remembered as bytes
+
+
+def _requests(path: Path) -> list[tuple[Body, list[Span], list[LogEvent]]]:
+    """Each export request of a capture as the receiver got it: its body and what it holds."""
+    out = []
+    for line in path.read_bytes().splitlines():
+        body = Body("traces_json", line)
+        decoded = decode_body(body.kind, body.data)
+        out.append((body, decoded.spans, decoded.logs))
+    return out
+
+
+async def test_a_handed_over_trace_is_remembered_as_its_request_bodies() -> None:
+    """A handed-over trace is kept for re-scoring as the request bodies it came in (not as
+    decoded spans); late log records rebuild it from them, and the run ends whole."""
+    pipe = Pipeline()
+    requests = _requests(EVENTS)
+    for body, spans, logs in requests:
+        if spans:
+            pipe.assembly.add(spans, [], None, body)
+    await pipe.until(10.0)
+    held = {id(b) for b, spans, _ in requests if spans}
+    assert 0 < pipe.assembly.remembered_bytes <= sum(
+        len(b.data) for b, spans, _ in requests if id(b) in held)
+    for body, _, logs in requests:
+        if logs:
+            pipe.assembly.add([], logs, None, body)
+    await pipe.settle()
+    want = expected(EVENTS)
+    got = pipe.queued()
+    assert all(got[k][-1] == want[k] for k in want)
+    assert pipe.reason("rescored") == len(want)
+
+
+async def test_past_its_byte_budget_the_oldest_traces_are_not_rescored_and_it_is_counted() -> None:
+    pipe = Pipeline()
+    pipe.assembly.max_remembered_bytes = 1  # every body is over it: nothing is kept
+    for body, spans, _ in _requests(EVENTS):
+        if spans:
+            pipe.assembly.add(spans, [], None, body)
+    await pipe.until(10.0)
+    assert pipe.assembly.remembered_bytes == 0
+    for body, _, logs in _requests(EVENTS):
+        if logs:
+            pipe.assembly.add([], logs, None, body)
+    await pipe.settle()
+    assert pipe.reason("rescored") == 0
+    assert pipe.reason("late_not_rescored") > 0
