@@ -304,7 +304,7 @@ async def test_a_handed_over_trace_is_remembered_as_its_request_bodies() -> None
     decoded spans); late log records rebuild it from them, and the run ends whole."""
     pipe = Pipeline()
     requests = _requests(EVENTS)
-    for body, spans, logs in requests:
+    for body, spans, _logs in requests:
         if spans:
             pipe.assembly.add(spans, [], None, body)
     await pipe.until(10.0)
