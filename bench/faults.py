@@ -8,6 +8,7 @@ dispatches, so several people can add figures without touching each other's code
     python bench/faults.py secrets     # API key / exporter header grepped everywhere
     python bench/faults.py injection   # prompt injection against every judge built-in
     python bench/faults.py crash|outage|storm|overload|disk
+    python bench/faults.py timing      # runs scored whole when their pieces arrive apart
     python bench/faults.py all         # every figure whose module is present
     --quick                            # a CI-sized run of the same figure
 """
@@ -26,7 +27,8 @@ ROOT = HERE.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-FIGURES = ("fuzz", "secrets", "injection", "crash", "outage", "storm", "overload", "disk")
+FIGURES = ("fuzz", "secrets", "injection", "crash", "outage", "storm", "overload", "disk",
+           "timing")
 
 
 def _available() -> list[str]:
