@@ -8,8 +8,9 @@ same code as `build_runs` (`transforms._tree.select_roots`), so both name the sa
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from transforms._calls import has_content, has_usage, made_call
 from transforms._detection import extract_span, mark_span
@@ -21,7 +22,6 @@ from transforms.types import Span, Trace, ns_to_datetime
 __all__ = ["RunRoot", "run_roots"]
 
 
-@dataclass(frozen=True, slots=True)
 class RunRoot:
     """One span that would become a run.
 
@@ -37,13 +37,40 @@ class RunRoot:
         awaits_content: the run has model calls and none of them carries content of its own
             (no messages in attributes, span events or log records yet): its content may come
             as log records still in flight (OTel GenAI's event mode), or was not captured.
+            Read lazily (it reads the model calls' content), once, when first asked.
     """
 
-    span_id: str
-    ended: bool
-    complete: bool
-    awaits_content: bool = False
-    awaits_local_parent: bool = False
+    __slots__ = ("span_id", "ended", "complete", "awaits_local_parent", "_content")
+
+    def __init__(self, span_id: str, ended: bool, complete: bool,
+                 awaits_content: bool | Callable[[], bool] = False,
+                 awaits_local_parent: bool = False) -> None:
+        self.span_id = span_id
+        self.ended = ended
+        self.complete = complete
+        self.awaits_local_parent = awaits_local_parent
+        self._content = awaits_content
+
+    @property
+    def awaits_content(self) -> bool:
+        if not isinstance(self._content, bool):
+            self._content = bool(self._content())
+        return self._content
+
+    def _key(self) -> tuple[str, bool, bool, bool, bool]:
+        return (self.span_id, self.ended, self.complete, self.awaits_content,
+                self.awaits_local_parent)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RunRoot) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"RunRoot(span_id={self.span_id!r}, ended={self.ended}, "
+                f"complete={self.complete}, awaits_content={self.awaits_content}, "
+                f"awaits_local_parent={self.awaits_local_parent})")
 
 
 def run_roots(trace: Trace) -> list[RunRoot]:
@@ -88,7 +115,8 @@ def run_roots(trace: Trace) -> list[RunRoot]:
         out.append(RunRoot(
             s.span_id, bool(s.end_time_unix_nano),
             missing is None or missing.parent_is_remote is True,
-            _awaits_content(s.span_id, tree.children, candidates, with_events, spans),
+            functools.partial(_awaits_content, s.span_id, tree.children, candidates,
+                              with_events, spans),
             missing is not None and missing.parent_is_remote is False))
     return out
 
