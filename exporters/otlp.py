@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -34,6 +33,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExportResult
 
+from exporters._otlp_env import SIGNALS, OtlpSignal, env, signal_enabled
 from exporters._otlp_mapping import build_log_records, build_spans
 from scorers.errors import ExportError
 from scorers.types import ScoreRecord
@@ -45,10 +45,7 @@ logger = logging.getLogger(__name__)
 OtlpProtocol = Literal["grpc", "http"]
 """The OTLP transport: `grpc` (port 4317) or `http` (HTTP/protobuf, port 4318)."""
 
-OtlpSignal = Literal["traces", "logs"]
-"""What an `OtlpSink` sends: `traces` (evaluation and judge spans) or `logs` (log records)."""
-
-_SIGNALS: tuple[OtlpSignal, ...] = ("traces", "logs")
+_SIGNALS = SIGNALS
 _ITEMS = {"traces": "spans", "logs": "log records"}
 _SUCCESS: dict[str, object] = {"traces": SpanExportResult.SUCCESS,
                                "logs": LogRecordExportResult.SUCCESS}
@@ -61,17 +58,9 @@ instead of sharing a connection still waiting out its reconnect backoff."""
 _DEFAULT_RECHECK = 300.0
 
 
-def _env(*names: str) -> str | None:
-    for name in names:
-        value = os.environ.get(name)
-        if value:
-            return value
-    return None
-
-
 def _resolve_protocol(protocol: str | None, signal: str) -> OtlpProtocol:
     """The transport of one signal: the argument, else `OTEL_EXPORTER_OTLP_{SIGNAL_}PROTOCOL`."""
-    value = protocol or _env(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL",
+    value = protocol or env(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL",
                              "OTEL_EXPORTER_OTLP_PROTOCOL") or "grpc"
     value = value.strip().lower()
     if value == "grpc":
@@ -122,7 +111,7 @@ def _http_session(signal: OtlpSignal, status: _HttpStatus) -> Any:
     """A `requests` session reporting each response's status to `status`; None when an OTLP
     credential provider supplies the session (`OTEL_PYTHON_EXPORTER_OTLP_HTTP_{,SIGNAL_}
     CREDENTIAL_PROVIDER`): then the SDK's own session is used and no status is seen."""
-    if _env("OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
+    if env("OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
             f"OTEL_PYTHON_EXPORTER_OTLP_HTTP_{signal.upper()}_CREDENTIAL_PROVIDER"):
         return None
     import requests  # type: ignore[import-untyped,unused-ignore]  # the SDK HTTP exporters' own
@@ -166,7 +155,7 @@ def _make_exporter(signal: OtlpSignal, protocol: OtlpProtocol, endpoint: str | N
     if protocol == "grpc":
         # With no endpoint the SDK reads OTEL_EXPORTER_OTLP_{,SIGNAL_}ENDPOINT; a scheme-less
         # env endpoint uses OTEL_EXPORTER_OTLP_{,SIGNAL_}INSECURE when that is set.
-        env_insecure = _env(f"OTEL_EXPORTER_OTLP_{upper}_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE")
+        env_insecure = env(f"OTEL_EXPORTER_OTLP_{upper}_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE")
         use_insecure = None if endpoint is None and env_insecure is not None else insecure
         if signal == "traces":
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
@@ -288,16 +277,6 @@ def _default_resource(attributes: Mapping[str, Any] | None) -> Resource:
     return resource
 
 
-def _signal_enabled(signal: OtlpSignal, endpoint: str | None) -> bool:
-    """Whether to send `signal`: an endpoint is given or the environment names one for it, and
-    `OTEL_{SIGNAL}_EXPORTER` is not `none`."""
-    upper = signal.upper()
-    if (os.environ.get(f"OTEL_{upper}_EXPORTER") or "").strip().lower() == "none":
-        return False
-    return bool(endpoint or _env("OTEL_EXPORTER_OTLP_ENDPOINT",
-                                 f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT"))
-
-
 class OtlpSink:
     """Exports score records as evaluation spans, span events and log records over OTLP.
 
@@ -386,7 +365,7 @@ class OtlpSink:
         return [cls(endpoint=endpoint, protocol=protocol, headers=headers, insecure=insecure,
                     timeout=timeout, judge_content=judge_content, resource=resource,
                     signals=(signal,), recheck_unsupported=recheck_unsupported)
-                for signal in _SIGNALS if _signal_enabled(signal, endpoint)]
+                for signal in _SIGNALS if signal_enabled(signal, endpoint)]
 
     def __repr__(self) -> str:
         return f"OtlpSink({self.name}: {self.target})"

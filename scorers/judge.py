@@ -34,7 +34,6 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn
 
-import jsonschema  # type: ignore[import-untyped]
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -271,6 +270,8 @@ class _Schema:
             self.json_schema = schema.model_json_schema()
         elif isinstance(schema, dict):
             self.json_schema = schema
+            import jsonschema  # type: ignore[import-untyped]  # ~8 MiB: only for dict schemas
+
             cls = jsonschema.validators.validator_for(schema)
             cls.check_schema(schema)
             self.validator = cls(schema)

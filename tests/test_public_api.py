@@ -155,6 +155,26 @@ def test_the_sdk_of_the_judge_loads_only_when_a_judge_is_called() -> None:
     assert done.stdout.strip() == "False"
 
 
+def test_a_sidecar_without_an_otlp_endpoint_never_loads_the_otel_sdk_or_jsonschema() -> None:
+    """Idle footprint: the OpenTelemetry SDK (~6 MiB) is for the OTLP exporter and the demo's
+    sender, jsonschema (~8 MiB) for JSON-schema dict output schemas; a sidecar with neither
+    loads neither — and loads the SDK once an endpoint is configured."""
+    import subprocess
+    import sys
+
+    code = ("import sys, os; os.environ.pop('OTEL_EXPORTER_OTLP_ENDPOINT', None); "
+            "from collector.config import load_config; from collector._telemetry import Metrics; "
+            "from collector.service._sidecar import build_sinks; import collector.cli; "
+            "c = load_config(None); build_sinks(c, Metrics()); "
+            "print('opentelemetry.sdk' in sys.modules, 'jsonschema' in sys.modules); "
+            "os.environ['OTEL_EXPORTER_OTLP_ENDPOINT'] = 'http://127.0.0.1:1'; "
+            "build_sinks(c, Metrics()); "
+            "print('opentelemetry.sdk' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, check=True)
+    assert done.stdout.split() == ["False", "False", "True"], done.stdout + done.stderr
+
+
 # collector/'s rooms (DESIGN §1), lowest first: a room imports only rooms of a lower rank, so
 # there is no import circle and nothing imports upward. The data path reads left to right; the
 # config sits above scoring (it resolves scorers into specs) and below the components it

@@ -50,7 +50,7 @@ from collector.scoring import (
     default_processes,
 )
 from collector.service._admin import AdminServer
-from exporters import JsonlSink, OtlpSink, PrometheusSink, ScoreSink
+from exporters import JsonlSink, PrometheusSink, ScoreSink, otlp_enabled
 from scorers.judge import default_provider
 
 __all__ = ["Ports", "Sidecar", "build_sinks"]
@@ -76,10 +76,14 @@ def build_sinks(config: Config, metrics: Metrics) -> list[ScoreSink]:
     sinks: list[ScoreSink] = [PrometheusSink(metrics.scores)]
     otlp = config.exporters.otlp
     given = otlp.model_fields_set
-    sinks.extend(OtlpSink.per_signal(
-        endpoint=otlp.endpoint, protocol=otlp.protocol if "protocol" in given else None,
-        headers=dict(otlp.headers), insecure=otlp.insecure,
-        timeout=otlp.timeout if "timeout" in given else None, judge_content=otlp.judge_content))
+    if otlp_enabled(otlp.endpoint):
+        from exporters.otlp import OtlpSink  # the OpenTelemetry SDK: only when it sends
+
+        sinks.extend(OtlpSink.per_signal(
+            endpoint=otlp.endpoint, protocol=otlp.protocol if "protocol" in given else None,
+            headers=dict(otlp.headers), insecure=otlp.insecure,
+            timeout=otlp.timeout if "timeout" in given else None,
+            judge_content=otlp.judge_content))
     if config.exporters.jsonl.path:
         sinks.append(JsonlSink(Path(config.exporters.jsonl.path)))
     return sinks
