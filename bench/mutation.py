@@ -7,6 +7,8 @@ a time, each with only the tests that exercise it:
     processors  scorers/processors.py       the same
     builtins    the code built-ins          tests/scorers/builtin
     transforms  transforms/*.py             tests/transforms
+    intake      collector/intake/*.py       tests/collector/intake, the export-timing tests
+    queue       collector/scoring/queue/    tests/collector/scoring/test_queue.py, test_workers.py
 
 mutmut rewrites code only in its own `mutants/` copy; this script goes one step further and
 runs each group in a scratch workspace (`.mutation/<group>/`, git-ignored) holding a copy of the
@@ -83,6 +85,17 @@ GROUPS = (
     Group("transforms", "transforms",
           tuple(sorted(str(p.relative_to(ROOT)) for p in (ROOT / "transforms").glob("*.py"))),
           ("tests/transforms",)),
+    # The durability core (the production-behaviour issue): trace assembly, the span log and
+    # ingest; the job queue.
+    Group("intake", "collector",
+          tuple(f"collector/intake/{m}.py" for m in ("_assembly", "_held", "_spanlog",
+                                                     "_ingest")),
+          ("tests/collector/intake", "tests/collector/scoring/test_export_timing.py",
+           "tests/collector/test_mutants_intake*.py")),
+    Group("queue", "collector",
+          tuple(f"collector/scoring/queue/{m}.py" for m in ("_sqlite", "_memory", "_job")),
+          ("tests/collector/scoring/test_queue.py", "tests/collector/scoring/test_workers.py",
+           "tests/collector/test_mutants_queue*.py")),
 )
 
 
