@@ -159,3 +159,87 @@ def test_done_ids_are_remembered_within_the_retention_only(tmp_path: Path) -> No
         assert q.put_many(batch[-5:]) == 0  # recent: refused as done
         assert q.put_many(batch[:1]) == 1   # long ago: forgotten, scored again
         q.close()
+
+
+# --------------------------------------------------------------------------- what a restart keeps
+
+
+def _fields(job: Job) -> tuple[object, ...]:
+    return (job.id, job.scorer_id, job.run_json, job.trace_id, job.span_id, job.agent,
+            job.run_ended_at, job.result_json, job.confirmed)
+
+
+def test_a_job_comes_back_after_a_restart_with_everything_it_carried(tmp_path: Path) -> None:
+    """After a kill and a restart, a job is the same job: its run, trace, span, agent (the
+    metrics' labels), end time (the score lag), attempts, backoff and stored record."""
+    path = tmp_path / "q.sqlite3"
+    q = SqliteQueue(path)
+    batch = jobs(2)
+    q.put_many(batch)
+    a, b = sorted(q.claim_unscored(2, now=0.0), key=lambda j: j.id)
+    q.store_result(a.id, '{"score": 0.5}')
+    q.retry_later(b.id, not_before=50.0)  # an export backoff, say
+    q2 = SqliteQueue(path)  # no close(): the process died
+    q2.recover()
+    assert q2.claim_unscored(10, now=49.0) == []  # the backoff holds across the restart
+    (again,) = q2.claim_unscored(10, now=50.0)
+    want = next(j for j in batch if j.id == b.id)
+    assert _fields(again)[:7] == _fields(want)[:7]
+    assert again.trace_id == want.trace_id and again.agent == "support"
+    assert again.attempts == 2 and again.not_before == 50.0  # claimed before, and now
+    (scored,) = q2.claim_scored(10, now=0.0)
+    assert scored.result_json == '{"score": 0.5}' and scored.attempts == 2
+    assert scored.span_id == a.span_id and scored.run_ended_at == a.run_ended_at
+    q2.close()
+    q.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+def test_thousands_of_jobs_go_through_in_one_call_each(tmp_path: Path, kind: str) -> None:
+    """A burst bigger than one SQL statement's parameters (1,234 jobs): every job is queued,
+    claimed, scored, confirmed and acknowledged once, and remembered as done."""
+    q: JobQueue = (SqliteQueue(tmp_path / "q.sqlite3") if kind == "sqlite"
+                   else MemoryQueue())
+    batch = jobs(1_234)
+    ids = {j.id for j in batch}
+    assert q.put_many(batch) == 1_234 and q.depth() == 1_234
+    claimed = q.claim_unscored(2_000, now=0.0)
+    assert {j.id for j in claimed} == ids
+    q.store_results([(j.id, "{}") for j in claimed])
+    scored = q.claim_scored(2_000, now=0.0)
+    assert {j.id for j in scored} == ids
+    q.confirm([j.id for j in scored], "jsonl")
+    q.ack([j.id for j in scored])
+    assert q.depth() == 0
+    assert q.put_many(batch) == 0  # all remembered as done
+    q.close()
+
+
+def test_a_released_burst_is_claimed_again_whole(tmp_path: Path) -> None:
+    q = SqliteQueue(tmp_path / "q.sqlite3")
+    batch = jobs(1_100)
+    q.put_many(batch)
+    claimed = q.claim_unscored(2_000, now=0.0)
+    q.release([j.id for j in claimed])
+    assert len(q.claim_unscored(2_000, now=0.0)) == 1_100
+    q.close()
+
+
+def test_the_queue_file_is_in_wal_mode_and_reopens_with_its_depth(tmp_path: Path) -> None:
+    """WAL with synchronous=NORMAL is what makes a kill -9 lose nothing committed (DESIGN §5);
+    the depth a reopened queue reports is what the file holds (the queue_full bound)."""
+    import sqlite3
+
+    path = tmp_path / "q.sqlite3"
+    q = SqliteQueue(path)
+    q.put_many(jobs(7))
+    with sqlite3.connect(path) as other:
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    q2 = SqliteQueue(path, max_jobs=8)
+    assert q2.depth() == 7
+    with pytest.raises(QueueFull):
+        q2.put_many(jobs(9)[7:])  # 7 + 2 > 8
+    assert q2.put_many(jobs(8)[7:]) == 1
+    assert SqliteQueue(path).max_jobs == 100_000  # the default bound (storage.max_jobs)
+    q2.close()
+    q.close()
