@@ -243,3 +243,63 @@ def test_the_queue_file_is_in_wal_mode_and_reopens_with_its_depth(tmp_path: Path
     assert SqliteQueue(path).max_jobs == 100_000  # the default bound (storage.max_jobs)
     q2.close()
     q.close()
+
+
+def test_a_job_carries_its_trace_span_agent_and_end_time_as_the_run_says() -> None:
+    run = make_run(3)
+    job = job_for(run, "tone")
+    assert run.target is not None
+    assert (job.trace_id, job.span_id, job.agent) == (run.target.trace_id, run.target.span_id,
+                                                      "support")
+    assert '"runId"' in job.run_json and '"entityName"' in job.run_json  # JSON is camelCase
+    bare = job_for(ScorerRun(input={"q": "hi"}, output=[]), "tone")
+    assert (bare.trace_id, bare.span_id, bare.agent, bare.run_ended_at) == (None,) * 4
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+def test_a_full_queue_says_how_full_in_its_refusal(tmp_path: Path, kind: str) -> None:
+    """What the operator reads in the log when jobs are refused (`runs_skipped{queue_full}`)."""
+    q: JobQueue = (SqliteQueue(tmp_path / "q.sqlite3", max_jobs=3) if kind == "sqlite"
+                   else MemoryQueue(max_jobs=3))
+    q.put_many(jobs(2))
+    with pytest.raises(QueueFull) as refused:
+        q.put_many(jobs(5)[2:])
+    assert str(refused.value) == "job queue full: 2 of 3 jobs; 3 new jobs refused"
+    assert (refused.value.refused, refused.value.depth, refused.value.max_jobs) == (3, 2, 3)
+    assert refused.value.reason == "queue_full"
+    q.close()
+
+
+def test_a_write_refused_by_the_storage_is_said_once_and_its_recovery_too(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A read-only (or full) disk under the queue: new jobs are refused retryably as
+    `storage`, the error is logged once, `storage_error` says it until a write succeeds, and
+    "writable again" is logged once it does."""
+    import logging
+    import os
+    import sqlite3
+
+    from collector.scoring import QueueUnwritable
+
+    path = tmp_path / "q.sqlite3"
+    q = SqliteQueue(path)
+    q.put_many(jobs(1))
+    caplog.set_level(logging.INFO)
+    real = q._db
+    broken = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                             check_same_thread=False)
+    q._db = broken  # the volume turned read-only (a seam: no root needed to make it so)
+    for _ in range(2):
+        with pytest.raises(QueueUnwritable) as refused:
+            q.put_many(jobs(3)[1:])
+        assert refused.value.reason == "storage" and refused.value.refused == 2
+        assert "job queue storage refused a write" in str(refused.value)
+    assert q.storage_error and not q.writable()
+    assert sum("job queue write refused" in r.message for r in caplog.records) == 1
+    q._db = real
+    assert q.put_many(jobs(3)[1:]) == 2 and q.writable() and q.storage_error is None
+    assert sum("writable again" in r.message for r in caplog.records) == 1
+    assert q.depth() == 3
+    broken.close()
+    q.close()
+    assert os.path.exists(path)
