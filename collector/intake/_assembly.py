@@ -536,12 +536,13 @@ class Assembly:
 
     def _remember(self, tid: str, buf: TraceBuffer, now: float) -> None:
         old = self._recent.get(tid)
+        # (asked before the old entry is dropped: dropping forgets its pieces)
+        keep = self.rescore_late and (old is None or old.keeps_pieces)
         if old is not None:
             self._drop(tid)
         ended = dict(old.ended) if old is not None else {}
         for sid, s in buf.spans.items():
             ended[sid] = bool(s.end_time_unix_nano) or ended.get(sid, False)
-        keep = self.rescore_late and (old is None or old.keeps_pieces)
         bodies = list(buf.bodies) if keep and buf.bodies is not None else None
         objects = keep and bodies is None
         missing = {s.parent_span_id for s in buf.spans.values()
