@@ -9,6 +9,7 @@ callable factory called with `**options` that returns one. The module is importe
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import os
@@ -28,7 +29,7 @@ from scorers.errors import ConfigError
 from scorers.processors import exponential_delay
 
 __all__ = ["BUILTIN_PREFIX", "Resolved", "build_judge", "build_scorer_specs", "load_object",
-           "resolve_scorers"]
+           "resolve_scorers", "with_judge_defaults"]
 
 BUILTIN_PREFIX = "builtin:"
 
@@ -111,6 +112,18 @@ def load_object(ref: str) -> Any:
     return obj
 
 
+def with_judge_defaults(scorer: Scorer, judge: Judge | None) -> Scorer:
+    """`scorer` with every field its own `Judge` leaves unset taken from `judge` (the judge its
+    config entry names): provider/model, key, base URL, headers, timeout, error processors
+    (the retries), `redact_pii`. What the scorer's `Judge` sets wins; its prompt steps' judges
+    still merge over the result. A scorer without a judge (a code scorer) is returned as is.
+    """
+    if judge is None or not scorer.has_judge:
+        return scorer
+    own = scorer.judge
+    return dataclasses.replace(scorer, judge=own.merged_over(judge) if own is not None else judge)
+
+
 def _needs_key(scorer: Scorer) -> bool:
     if not scorer.has_judge:
         return False
@@ -139,7 +152,12 @@ def _builtin(entry: ScorerConfig, judge: Judge | None, judge_ok: bool) -> tuple[
     return scorer, spec.takes_judge
 
 
-def _imported(entry: ScorerConfig) -> tuple[Scorer, bool]:
+def _imported(entry: ScorerConfig, judge: Judge | None) -> tuple[Scorer, bool]:
+    scorer, needs_key = _import_scorer(entry)
+    return with_judge_defaults(scorer, judge), needs_key
+
+
+def _import_scorer(entry: ScorerConfig) -> tuple[Scorer, bool]:
     ref = entry.scorer
     try:
         obj = load_object(ref)
@@ -187,7 +205,7 @@ def resolve_scorers(entries: Sequence[tuple[int, ScorerConfig]], judge: JudgeCon
     """
     result = Resolved()
     built_judge: Judge | None = None
-    if judge_ok and any(e.scorer.startswith(BUILTIN_PREFIX) for _, e in entries):
+    if judge_ok and entries:
         try:
             built_judge = _make_judge(judge, api_key)
         except Exception as exc:
@@ -200,7 +218,7 @@ def resolve_scorers(entries: Sequence[tuple[int, ScorerConfig]], judge: JudgeCon
             if entry.scorer.startswith(BUILTIN_PREFIX):
                 scorer, needs_key = _builtin(entry, built_judge, judge_ok)
             else:
-                scorer, needs_key = _imported(entry)
+                scorer, needs_key = _imported(entry, built_judge)
         except _Refused as exc:
             result.problems.append(Problem(f"scorers[{index}].{exc.key}", exc.message))
             continue
