@@ -93,7 +93,8 @@ SCORERS_API = {
 SCORERS_MODULE_API = {
     "scorers.judge": {"AnthropicProvider", "DEFAULT_MAX_PROCESSOR_RETRIES", "DEFAULT_MAX_TOKENS",
                       "DEFAULT_TIMEOUT", "Judge", "JudgeProvider", "JudgeReply", "JudgeRequest",
-                      "default_model", "default_provider", "use_judge_provider"},
+                      "OpenAIProvider", "RouterProvider", "default_model", "default_provider",
+                      "use_judge_provider"},
     "scorers.processors": {"ErrorProcessor", "Matcher", "RetryDecision",
                            "StreamErrorRetryProcessor", "exponential_delay"},
     "scorers.errors": {"ConfigError", "ExportError", "JudgeAuthError", "JudgeParseError",
