@@ -217,7 +217,7 @@ def judge_error(exc: BaseException) -> BaseException:
                                      code=next(iter(codes & QUOTA_CODES), "insufficient_quota"))
         if status == 404 or codes & UNKNOWN_MODEL_CODES:
             return JudgeRequestError(f"the judge does not know this model or deployment "
-                                     f"(HTTP {status}): {exc}", code=code or "model_not_found")
+                                     f"(HTTP {status}): {exc}", code="model_not_found")
         if _retryable_status(exc):
             headers = exc.response.headers
             return JudgeUnavailableError(f"judge unavailable (HTTP {status}): {exc}",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from collector._telemetry import Metrics
-from collector.config import Config
+from collector.config import Config, JudgeConfig
 from collector.forward import Forwarder, ForwardingSink
 from collector.intake import (
     Assembly,
@@ -133,16 +133,18 @@ class Sidecar:
                                if self.forwarder is not None else self.ingest)
         j = config.judge
         self.budget = TokenBudget(j.daily_token_budget)
-        self.provider = LimitedProvider(
-            default_provider(), max_concurrency=j.max_concurrency,
-            requests_per_minute=j.requests_per_minute, tokens_per_minute=j.tokens_per_minute,
-            metrics=self.metrics, budget=self.budget,
-            api_key=j.api_key.get_secret_value() if j.api_key is not None else None,
-            base_url=j.base_url)
+        self.provider = _limited(j, self.metrics, self.budget)
+        # Each named judge is another service: its own limits, budget and credentials.
+        self.judges: dict[str, tuple[LimitedProvider, TokenBudget]] = {}
+        for name, named in config.judges.items():
+            budget = TokenBudget(named.daily_token_budget)
+            self.judges[name] = (_limited(named, self.metrics, budget), budget)
         live = LiveCache()
+        slots = j.max_concurrency + sum(n.max_concurrency for n in config.judges.values())
         self.workers = WorkerPool(specs, self.queue, self.sinks, self.metrics,
                                   provider=self.provider, budget=self.budget,
-                                  concurrency=max(32, 2 * j.max_concurrency), live=live)
+                                  concurrency=max(32, 2 * slots), live=live,
+                                  judges=self.judges)
         self.scheduler = Scheduler(specs, self.queue, self.metrics, on_jobs=self.workers.notify,
                                    live=live)
         processes = config.assembly.build_processes
@@ -302,6 +304,16 @@ def _dir_writable(path: Path) -> bool:
             probe.unlink()
         return False
     return True
+
+
+def _limited(judge: JudgeConfig, metrics: Metrics, budget: TokenBudget) -> LimitedProvider:
+    """The provider a judge's calls go through: its limits around the real providers."""
+    return LimitedProvider(
+        default_provider(), max_concurrency=judge.max_concurrency,
+        requests_per_minute=judge.requests_per_minute,
+        tokens_per_minute=judge.tokens_per_minute, metrics=metrics, budget=budget,
+        api_key=judge.api_key.get_secret_value() if judge.api_key is not None else None,
+        base_url=judge.base_url, provider=judge.provider)
 
 
 def _import_judge_sdk() -> None:

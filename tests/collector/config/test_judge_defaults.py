@@ -18,11 +18,15 @@ from typing import Any
 import pytest
 
 from collector._telemetry import Metrics
-from collector.config import build_scorer_specs, load_config
+from collector.config import build_scorer_specs, load_config, render_effective_config
 from collector.scoring import LimitedProvider, run_scorer
 from scorers import ScorerResult, ScorerRun
+from scorers.errors import ConfigError
 from scorers.judge import default_provider
 from tests.fakes.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, error, structured
+from tests.fakes.fake_openai import FakeOpenAI
+from tests.fakes.fake_openai import structured as structured_openai
+from tests.fakes.metrics import sample
 
 USER_MODULE = '''
 from scorers import Judge, PromptStep, create_scorer
@@ -128,8 +132,95 @@ async def test_a_judge_that_sets_its_own_value_keeps_it(
     assert judge is not None
     assert judge.error_processors == [] and judge.timeout == 7.0  # its own values win
     assert judge.base_url == fake_anthropic.base_url  # unset: from the judge block
-    assert judge.input_processors  # redact_pii from the judge block
+    assert judge.redact_pii is True  # from the judge block
     fake_anthropic.enqueue(error(429, "rate_limit_error", "slow down"))
     outcome, _ = await run_scorer(spec, ScorerRun(input="run-0", output="a"))
     assert not isinstance(outcome, ScorerResult)  # no retries: it said so itself
     assert len(fake_anthropic.message_requests) == 1
+
+
+# --------------------------------------------------------------------------- named judges
+
+
+async def test_named_judges_each_with_its_own_endpoint_key_and_limits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_anthropic: FakeAnthropic,
+        fake_openai: FakeOpenAI) -> None:
+    _user_scorer(tmp_path, monkeypatch)
+    config_path = tmp_path / "scorecar.yaml"
+    config_path.write_text(textwrap.dedent(f"""
+        judge: {{base_url: "{fake_anthropic.base_url}"}}
+        judges:
+          strong:
+            model: "openai/gpt-4.1"
+            base_url: "{fake_openai.base_url}"
+            api_key_env: STRONG_KEY
+            max_concurrency: 2
+            daily_token_budget: 1000
+            headers: {{X-Team: evals}}
+        scorers:
+          - scorer: "my_scorers:quality"
+            judge: strong
+          - scorer: "builtin:toxicity"
+    """), encoding="utf-8")
+    env = {"ANTHROPIC_API_KEY": fake_anthropic.api_key, "STRONG_KEY": fake_openai.api_key}
+    config = load_config(config_path, env=env)
+    quality, toxicity = build_scorer_specs(config)
+    assert (quality.judge, toxicity.judge) == ("strong", "default")
+    assert quality.scorer.judge is not None and quality.scorer.judge.model == "openai/gpt-4.1"
+    assert config.judges["strong"].max_concurrency == 2
+
+    metrics = Metrics()
+    strong = LimitedProvider(default_provider(), metrics=metrics, requests_per_minute=None)
+    fake_openai.enqueue(structured_openai({"score": 0.9}))
+    outcome, _ = await run_scorer(quality, ScorerRun(input="run-1", output="a"), provider=strong)
+    assert isinstance(outcome, ScorerResult) and outcome.score == 0.9
+    [sent] = fake_openai.chat_requests
+    assert sent.body["model"] == "gpt-4.1"
+    assert {k.lower(): v for k, v in sent.headers.items()}["x-team"] == "evals"
+    assert sample(metrics, "scorecar_judge_requests_total", provider="openai", model="gpt-4.1",
+                  outcome="ok") == 1
+
+    shown = render_effective_config(config)
+    assert "# resolved scorers: 2" in shown
+    assert "quality  (my_scorers:quality, judge strong: openai/gpt-4.1" in shown
+    assert "toxicity  (builtin:toxicity, judge default: claude-" in shown
+    assert fake_openai.api_key not in shown and "evals" not in shown  # key and headers masked
+
+
+def test_unknown_judge_names_and_missing_keys_are_reported_with_paths(tmp_path: Path) -> None:
+    path = tmp_path / "scorecar.yaml"
+    path.write_text(textwrap.dedent("""
+        judges:
+          strong: {model: "openai/gpt-4.1"}
+          local: {model: "openai/llama3.1", base_url: "http://127.0.0.1:11434/v1"}
+          default: {model: "x"}
+          odd: {model: "mistral/large"}
+        scorers:
+          - {scorer: "builtin:toxicity", judge: strnog}
+          - {scorer: "builtin:bias", judge: strong}
+          - {scorer: "builtin:hallucination", judge: local}
+    """), encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, env={})
+    text = str(info.value)
+    assert "judges.default: 'default' is the judge: block" in text
+    assert "judges.odd.model" in text and "unknown judge provider 'mistral'" in text
+    path.write_text(path.read_text().replace('  default: {model: "x"}\n', "")
+                    .replace('  odd: {model: "mistral/large"}\n', ""))
+    with pytest.raises(ConfigError) as info:
+        load_config(path, env={})
+    problems = info.value.problems  # type: ignore[attr-defined]
+    assert any(p.startswith("scorers[0].judge") and "no judge named 'strnog'" in p
+               for p in problems), problems
+    assert any(p.startswith("judges.strong") and "OPENAI_API_KEY" in p and "bias" in p
+               for p in problems), problems
+    assert not any(p.startswith("judges.local") for p in problems), problems  # no key needed
+
+
+def test_model_in_router_form_from_the_environment(tmp_path: Path) -> None:
+    config = load_config(None, env={"SCORECAR_JUDGE__MODEL": "openai/gpt-4.1-mini",
+                                    "OPENAI_API_KEY": "sk-x"})
+    assert config.judge.model == "openai/gpt-4.1-mini" and config.judge.provider == "openai"
+    assert config.judge.api_key is not None and config.judge.key_variable == "OPENAI_API_KEY"
+    with pytest.raises(ConfigError, match="unknown judge provider"):
+        load_config(None, env={"SCORECAR_JUDGE__MODEL": "mistral/large"})
