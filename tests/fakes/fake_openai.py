@@ -316,6 +316,14 @@ class FakeOpenAI(LoopbackFake):
             return [r for r in self.requests if r.path.split("?", 1)[0].rstrip("/").endswith(
                 "/chat/completions")]
 
+    def clear(self) -> None:
+        """Forget recorded requests, rejections, problems and unused scripted replies."""
+        with self._lock:
+            self.requests.clear()
+            self.rejections.clear()
+            self.problems.clear()
+            self._replies.clear()
+
     def take_rejections(self) -> list[Rejection]:
         """The rejections so far, forgotten (a test that provokes them takes them)."""
         with self._lock:
