@@ -74,7 +74,8 @@ __all__ = [
     "default_provider",
     "use_judge_provider",
 ]
-# Internal, importable for the builder and bench/: call_judge, JudgeOutcome, ResolvedJudge.
+# Internal, importable for the builder, the sidecar and bench/: call_judge, JudgeOutcome,
+# ResolvedJudge, load_provider_sdk.
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
@@ -293,6 +294,20 @@ def default_provider() -> JudgeProvider:
     """The process-wide provider judges use when nothing else is set (a `RouterProvider`:
     Anthropic or OpenAI, by the model's `provider/` prefix)."""
     return _DEFAULT_PROVIDER
+
+
+def load_provider_sdk(provider: str) -> None:
+    """Import `provider`'s SDK (`anthropic`: and read its model list for `default_model`).
+
+    Blocking (an SDK import takes ~1 s and tens of MiB): the sidecar calls it in a worker
+    thread when the first judge job is picked up, never at start and never on the event loop.
+    """
+    if provider == "openai":
+        from scorers._openai import _sdk
+
+        _sdk()
+    else:
+        default_model()
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ import dataclasses
 import json
 import math
 import time
+import weakref
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Literal
@@ -21,9 +22,10 @@ from aiolimiter import AsyncLimiter
 
 from collector._telemetry import Metrics
 from scorers.errors import JudgeAuthError, JudgeRequestError, JudgeUnavailableError
-from scorers.judge import JudgeProvider, JudgeReply, JudgeRequest
+from scorers.judge import JudgeProvider, JudgeReply, JudgeRequest, load_provider_sdk
 
-__all__ = ["LimitedProvider", "Outcome", "TokenBudget", "classify_error", "estimate_tokens"]
+__all__ = ["LimitedProvider", "Outcome", "SdkWarmup", "TokenBudget", "classify_error",
+           "estimate_tokens"]
 
 Outcome = Literal["ok", "retryable", "auth", "quota", "unknown_model", "refused", "error"]
 QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached",
@@ -121,6 +123,40 @@ def classify_error(exc: BaseException) -> Outcome:
     return "error"
 
 
+class SdkWarmup:
+    """Imports each provider's SDK once, in a worker thread, when the first judge call for it
+    is near (an import takes ~1 s: on the event loop it would stall every receiver)."""
+
+    def __init__(self) -> None:
+        self._done: set[str] = set()
+        self._loading: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, asyncio.Task[None]]] = (
+            weakref.WeakKeyDictionary())
+
+    async def ready(self, provider: str) -> None:
+        """Return once `provider`'s SDK is imported (concurrent callers share one import; a
+        failed import is tried again by the next caller)."""
+        if provider in self._done:
+            return
+        per_loop = self._loading.setdefault(asyncio.get_running_loop(), {})
+        task = per_loop.get(provider)
+        if task is None:
+            task = per_loop[provider] = asyncio.create_task(
+                asyncio.to_thread(load_provider_sdk, provider))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            per_loop.pop(provider, None)
+            raise
+        self._done.add(provider)
+
+
+WARMUP = SdkWarmup()
+"""The process's SDK warm-up (imports are process-wide)."""
+
+
 class LimitedProvider:
     """A `JudgeProvider` that applies the sidecar's judge limits around another provider.
 
@@ -184,6 +220,7 @@ class LimitedProvider:
                 else self._api_key,
                 base_url=request.base_url if request.base_url is not None else self._base_url)
         model, provider = request.model, request.provider
+        await WARMUP.ready(provider)
         async with self._semaphore:
             if self._requests is not None:
                 await self._requests.acquire()

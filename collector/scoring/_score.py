@@ -19,10 +19,11 @@ from typing import Literal
 from pydantic import ValidationError
 
 from collector._telemetry import Metrics
-from collector.scoring._limits import QUOTA_CODES, UNKNOWN_MODEL_CODES, TokenBudget
+from collector.scoring._limits import QUOTA_CODES, UNKNOWN_MODEL_CODES, WARMUP, TokenBudget
 from collector.scoring._select import ScorerSpec
 from collector.scoring.queue import Job, LiveCache
 from scorers import Scorer, ScorerRun, create_scorer, use_judge_provider
+from scorers._provider import split_model
 from scorers.errors import JudgeAuthError, JudgeRequestError, ScorerError
 from scorers.judge import JudgeProvider
 from scorers.records import score_record, skipped_record
@@ -117,6 +118,10 @@ class JobScorer:
             return skipped_record(scorer, run, BUDGET_REASON,
                                   f"the judge's daily token budget ({budget.limit} tokens) "
                                   "is used up; it resets at 00:00 UTC", source=self.source)
+        if scorer.has_judge:
+            # Its judge resolves the default model (Anthropic's SDK model list) before the
+            # first call: import that SDK off the event loop first.
+            await WARMUP.ready(_judge_provider_of(scorer))
         started = time.perf_counter()
         try:
             outcome, expired = await run_scorer(spec, run, provider=provider)
@@ -148,6 +153,11 @@ class JobScorer:
 
 def _unknown_scorer(scorer_id: str) -> Scorer:
     return create_scorer(id=scorer_id, description="(not configured)")
+
+
+def _judge_provider_of(scorer: Scorer) -> str:
+    model = scorer.judge.model if scorer.judge is not None else None
+    return split_model(model)[0] if model else "anthropic"
 
 
 def _configuration_failure(exc: BaseException) -> str | None:

@@ -214,10 +214,8 @@ class Sidecar:
         self.queue.recover()
         self.metrics.queue_depth.set(self.queue.depth())
         self.builder.start()
-        if any(spec.scorer.has_judge for spec in self.specs):
-            # The judge's SDK is imported on first use (~70 MiB, ~1 s): do it now, off the event
-            # loop, rather than stall every receiver at the first judge call.
-            await asyncio.to_thread(_import_judge_sdk)
+        # The judge's SDK (~70 MiB, ~1 s) is imported when the first judge job is picked up,
+        # in a worker thread (collector.scoring SdkWarmup): an idle sidecar never pays for it.
         await self.workers.start()
         if self.forwarder is not None:
             await self.forwarder.start()
@@ -314,12 +312,6 @@ def _limited(judge: JudgeConfig, metrics: Metrics, budget: TokenBudget) -> Limit
         tokens_per_minute=judge.tokens_per_minute, metrics=metrics, budget=budget,
         api_key=judge.api_key.get_secret_value() if judge.api_key is not None else None,
         base_url=judge.base_url, provider=judge.provider)
-
-
-def _import_judge_sdk() -> None:
-    from scorers.judge import default_model
-
-    default_model()  # imports the provider's SDK and reads its model list
 
 
 def _rss_mib() -> float:
