@@ -181,6 +181,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any = field(default=None)
+    received_at: float = field(default_factory=time.monotonic)
+    """`time.monotonic()` when the request arrived."""
 
     @property
     def system_text(self) -> str:
@@ -347,6 +349,7 @@ class FakeOpenAI(LoopbackFake):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall between header and body
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
