@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.fakes when run as a script
@@ -85,6 +86,72 @@ async def bench_judge(calls: int, rounds: int) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
+async def bench_judge_openai(calls: int, rounds: int) -> dict[str, float]:
+    """As `bench_judge`, for the OpenAI provider against the strict fake OpenAI server."""
+    import openai
+
+    from scorers._openai import strict_schema
+    from tests.fakes.fake_openai import FakeOpenAI
+    from tests.fakes.fake_openai import structured as oai_structured
+
+    with FakeOpenAI(strict=True, default_reply=oai_structured({"score": 0.5})) as fake:
+        judge = Judge(model="openai/gpt-4.1-mini", instructions="You are an evaluator.",
+                      base_url=fake.base_url, api_key=fake.api_key)
+        schema = {"type": "object", "properties": {"score": {"type": "number"}},
+                  "required": ["score"], "additionalProperties": False}
+        body = {"model": "gpt-4.1-mini", "max_tokens": 1024,
+                "messages": [{"role": "system", "content": "You are an evaluator."},
+                             {"role": "user", "content": PROMPT}],
+                "response_format": {"type": "json_schema", "json_schema": {
+                    "name": "structured_output", "schema": strict_schema(schema),
+                    "strict": True}}}
+        raw_body = json.dumps(body).encode()
+        headers = {"content-type": "application/json",
+                   "authorization": f"Bearer {fake.api_key}"}
+        sdk = openai.AsyncOpenAI(base_url=fake.base_url, api_key=fake.api_key, max_retries=0)
+        async with httpx2.AsyncClient(base_url=fake.base_url) as http:
+
+            async def bare() -> object:
+                response = await http.post("/chat/completions", content=raw_body,
+                                           headers=headers)
+                return json.loads(response.content)
+
+            async def raw_sdk() -> object:
+                create: Any = sdk.chat.completions.create
+                return await create(**body, timeout=60.0)
+
+            async def judged() -> object:
+                return await call_judge(judge, None, step="generate_score", prompt=PROMPT,
+                                        kind="score")
+
+            kinds = {"bare_post": bare, "sdk_call": raw_sdk, "judge_call": judged}
+            for fn in kinds.values():
+                await _per_call(fn, max(10, calls // 10))
+            samples: dict[str, list[float]] = {k: [] for k in kinds}
+            for _ in range(rounds):
+                for name, fn in kinds.items():
+                    samples[name].append(await _per_call(fn, calls))
+        await sdk.close()
+        fake.verify()
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def print_adapter(provider: str, judge: dict[str, float], rounds: int, calls: int) -> float:
+    """Print one provider's adapter numbers; returns the overhead in seconds."""
+    overhead = judge["judge_call"] - judge["bare_post"]
+    ours = judge["judge_call"] - judge["sdk_call"]
+    print(f"judge adapter ({provider}), {rounds} rounds x {calls} calls to a zero-latency fake:")
+    print(f"  bare httpx POST        {judge['bare_post'] * 1e3:7.3f} ms/call  (baseline, 1.00x)")
+    print(f"  raw SDK call           {judge['sdk_call'] * 1e3:7.3f} ms/call  "
+          f"({judge['sdk_call'] / judge['bare_post']:.2f}x)")
+    print(f"  judge call             {judge['judge_call'] * 1e3:7.3f} ms/call  "
+          f"({judge['judge_call'] / judge['bare_post']:.2f}x)")
+    print(f"  adapter overhead       {overhead * 1e3:7.3f} ms/call  "
+          f"(judge call - bare POST; goal <= 2 ms: {'met' if overhead <= 0.002 else 'NOT met'})")
+    print(f"  judge call - raw SDK   {ours * 1e3:+7.3f} ms/call  (scorecar's own code)")
+    return overhead
+
+
 async def bench_pipeline(calls: int, rounds: int) -> dict[str, float]:
     """Median seconds per call of a 3-step function scorer vs the bare step functions."""
     run = ScorerRun(
@@ -129,19 +196,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=1000, help="synthetic runs for the built-ins")
     args = parser.parse_args(argv)
 
-    judge = asyncio.run(bench_judge(args.calls, args.rounds))
-    overhead = judge["judge_call"] - judge["bare_post"]
-    ours = judge["judge_call"] - judge["sdk_call"]
-    print(f"judge adapter, {args.rounds} rounds x {args.calls} calls to a zero-latency fake:")
-    print(f"  bare httpx POST        {judge['bare_post'] * 1e3:7.3f} ms/call  (baseline, 1.00x)")
-    print(f"  raw SDK messages.create{judge['sdk_call'] * 1e3:7.3f} ms/call  "
-          f"({judge['sdk_call'] / judge['bare_post']:.2f}x)")
-    print(f"  judge call             {judge['judge_call'] * 1e3:7.3f} ms/call  "
-          f"({judge['judge_call'] / judge['bare_post']:.2f}x)")
-    print(f"  adapter overhead       {overhead * 1e3:7.3f} ms/call  "
-          f"(judge call - bare POST; goal <= 2 ms: {'met' if overhead <= 0.002 else 'NOT met'})")
-    print(f"  judge call - raw SDK   {ours * 1e3:+7.3f} ms/call  (scorecar's own code; most of the "
-          "overhead is the SDK, and this difference is within run-to-run noise)")
+    print_adapter("anthropic", asyncio.run(bench_judge(args.calls, args.rounds)), args.rounds,
+                  args.calls)
+    print_adapter("openai", asyncio.run(bench_judge_openai(args.calls, args.rounds)),
+                  args.rounds, args.calls)
 
     pipe = asyncio.run(bench_pipeline(args.calls * 10, args.rounds))
     print(f"function scorer pipeline, {args.rounds} rounds x {args.calls * 10} runs:")

@@ -6,13 +6,16 @@
 Every figure comes from `scorecar serve` running as its own process (so no load generator shares
 its event loop), against real loopback servers, and is printed with its goal (issue 9):
 
-1. Judge-bound throughput. `builtin:answer_relevancy` (two judge calls per run; an imported
-   judge scorer would not get the `judge:` block's key and base URL) against the fake Anthropic
-   Messages API answering every call after a fixed latency L, with
+1. Judge-bound throughput, per provider (`--provider anthropic|openai|both`).
+   `builtin:answer_relevancy` (two judge calls per run) against the fake Anthropic Messages API
+   or the strict fake OpenAI server (`openai/gpt-4.1-mini`) answering every call after a fixed
+   latency L, with
    `judge.max_concurrency` C and `requests_per_minute` far above C/L. Enough runs are sent at
    once to keep the judge busy; the rate of judge calls over the steady part (a least-squares
    slope of call arrivals at the fake, first and last second dropped) is reported as a ratio
-   to the ideal C/L. Goal >= 0.95.
+   to the ideal C/L. Goal >= 0.95. Then each provider's judge adapter overhead per call
+   (`bench/scorers.py`: a judge call minus a bare HTTP POST of the same body to the same
+   zero-latency fake). Goal <= 2 ms.
 2. Score lag of a code scorer. Traces with fresh timestamps (the newest span ends when it is
    sent) go through the official OTel gRPC exporter at a steady modest rate; the sidecar
    exports scores to a loopback OTLP backend that notes when each evaluation span arrives. Lag
@@ -178,9 +181,44 @@ def _base_config(tmp: Path, **sections: Any) -> dict[str, Any]:
     return config
 
 
-def _judge_config(base_url: str, concurrency: int) -> dict[str, Any]:
-    return {"api_key_env": KEY_ENV, "base_url": base_url, "max_concurrency": concurrency,
-            "requests_per_minute": 1_000_000, "max_retries": 0, "timeout": 3600}
+def _judge_config(base_url: str, concurrency: int, provider: str = "anthropic"
+                  ) -> dict[str, Any]:
+    config: dict[str, Any] = {"api_key_env": KEY_ENV, "base_url": base_url,
+                              "max_concurrency": concurrency,
+                              "requests_per_minute": 1_000_000, "max_retries": 0,
+                              "timeout": 3600}
+    if provider == "openai":
+        config["model"] = "openai/gpt-4.1-mini"
+    return config
+
+
+def _openai_judge_reply(delay: float) -> Any:
+    """The fake OpenAI judge's answer to answer_relevancy's two prompts, after `delay` s."""
+    from tests.fakes.fake_openai import StructuredReply, TextReply
+
+    def reply(request: Any) -> Any:
+        time.sleep(delay)  # the fake serves each request in its own thread
+        if request.response_format == "json_schema" or request.forced_tool:
+            return StructuredReply({"results": [
+                {"statement": "it is sunny", "result": "yes", "reason": "on topic"}]})
+        return TextReply("The answer addresses the question.")
+
+    return reply
+
+
+@contextlib.contextmanager
+def _judge_server(provider: str, latency: float) -> Iterator[Any]:
+    """The fake judge of `provider` answering after `latency` s; yields (fake, requests())."""
+    if provider == "openai":
+        from tests.fakes.fake_openai import FakeOpenAI
+
+        with FakeOpenAI(strict=True, default_reply=_openai_judge_reply(latency)) as oai:
+            yield oai, lambda: oai.chat_requests
+    else:
+        from tests.fakes.fake_anthropic import FakeAnthropic
+
+        with FakeAnthropic(default_reply=_judge_reply(latency)) as ant:
+            yield ant, lambda: ant.message_requests
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -192,10 +230,11 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- 1. judge throughput
 
 
-def bench_judge(latency: float, concurrency: int, seconds: float) -> dict[str, Any]:
-    """Judge calls/s of `scorecar serve` against a judge answering after `latency` seconds."""
+def bench_judge(latency: float, concurrency: int, seconds: float,
+                provider: str = "anthropic") -> dict[str, Any]:
+    """Judge calls/s of `scorecar serve` against a judge of `provider` answering after
+    `latency` seconds."""
     from collector.cli import otlp_span_exporter, to_readable_spans
-    from tests.fakes.fake_anthropic import FakeAnthropic
 
     templates = _templates()
     runs_per_round = sum(len(_runs_of(t)) for t in templates)
@@ -205,10 +244,10 @@ def bench_judge(latency: float, concurrency: int, seconds: float) -> dict[str, A
     rng = random.Random(1)
 
     with tempfile.TemporaryDirectory(prefix="scorecar-bench-") as tmp_name, \
-            FakeAnthropic(default_reply=_judge_reply(latency)) as fake:
+            _judge_server(provider, latency) as (fake, judge_requests):
         tmp = Path(tmp_name)
         config = _base_config(tmp, assembly={"quiet_period": 0.2},
-                              judge=_judge_config(fake.base_url, concurrency),
+                              judge=_judge_config(fake.base_url, concurrency, provider),
                               scorers=[{"scorer": JUDGE_SCORER}])
         with _serve(config, tmp, env={KEY_ENV: fake.api_key}) as serve:
             spans = [s for _ in range(rounds) for t in templates
@@ -231,7 +270,7 @@ def bench_judge(latency: float, concurrency: int, seconds: float) -> dict[str, A
                 time.sleep(0.25)
             time.sleep(latency + 0.5)
             samples = _metrics(serve.metrics_url)
-            calls = sorted(r.received_at for r in fake.message_requests)
+            calls = sorted(r.received_at for r in judge_requests())
         records = _read_jsonl(tmp / "scores.jsonl")
     # steady part: judge slots full, queue not yet drained (first and last second dropped)
     steady = [t for t in calls if calls[0] + 1.0 <= t <= calls[-1] - 1.0]
@@ -543,6 +582,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=None,
                         help="seconds of load for the RSS run (default 60, 10 with --quick)")
     parser.add_argument("--streams", type=int, default=4, help="concurrent Export streams")
+    parser.add_argument("--provider", choices=["anthropic", "openai", "both"], default="both",
+                        help="the judge's provider for part 1 (default: both)")
     parser.add_argument("--only", choices=["judge", "lag", "rss"], action="append",
                         help="run only these parts (repeatable)")
     parser.add_argument("--loadgen", metavar="HOST:PORT", help=argparse.SUPPRESS)
@@ -562,15 +603,29 @@ def main() -> None:
           f"{' (--quick)' if quick else ''}")
     print(f"code: {_code_state()}")
     rows: list[tuple[str, str, str, str]] = []
-    if "judge" in parts:
-        j = bench_judge(args.latency, args.concurrency, judge_seconds)
-        print(f"\n1. judge throughput: L={args.latency:g}s C={args.concurrency} "
+    providers = ["anthropic", "openai"] if args.provider == "both" else [args.provider]
+    for provider in providers if "judge" in parts else []:
+        j = bench_judge(args.latency, args.concurrency, judge_seconds, provider)
+        print(f"\n1. judge throughput ({provider}): L={args.latency:g}s C={args.concurrency} "
               f"requests_per_minute=1e6, {j['runs']} runs, {j['calls']} judge calls "
               f"({j['calls_per_run']:.2f} per run), records {j['statuses']}; steady part "
               f"{j['steady_seconds']:.1f}s: {j['rate']:.1f} calls/s (whole run "
               f"{j['overall']:.1f}/s), ideal C/L = {j['ideal']:.1f}/s")
-        rows.append(("judge calls/s ÷ C/L", f"{j['ratio']:.3f}", ">= 0.95",
+        rows.append((f"judge calls/s ÷ C/L ({provider})", f"{j['ratio']:.3f}", ">= 0.95",
                      _mark(j["ratio"] >= 0.95)))
+    if "judge" in parts:
+        import asyncio
+
+        from bench.scorers import bench_judge as adapter_anthropic
+        from bench.scorers import bench_judge_openai as adapter_openai
+        from bench.scorers import print_adapter
+
+        for provider in providers:
+            print()
+            bench = adapter_openai if provider == "openai" else adapter_anthropic
+            overhead = print_adapter(provider, asyncio.run(bench(200, 5)), 5, 200)
+            rows.append((f"judge adapter overhead ({provider})", f"{overhead * 1e3:.2f} ms",
+                         "<= 2 ms", _mark(overhead <= 0.002)))
     if "lag" in parts:
         lag = bench_lag(args.quiet, 10.0, lag_seconds)
         goal = args.quiet + 0.1

@@ -38,12 +38,15 @@ class Metrics:
                                          "Wall time of one scorer run.", ["scorer"],
                                          buckets=DURATION_BUCKETS, registry=r)
         self.judge_requests = Counter("scorecar_judge_requests", "Judge HTTP calls by outcome "
-                                      "(ok, retryable, auth, refused, error).",
-                                      ["model", "outcome"], registry=r)
-        self.judge_tokens = Counter("scorecar_judge_tokens", "Judge tokens by type "
-                                    "(input, output).", ["model", "type"], registry=r)
+                                      "(ok, retryable, auth, quota, unknown_model, refused, "
+                                      "error).", ["provider", "model", "outcome"], registry=r)
+        self.judge_tokens = Counter("scorecar_judge_tokens", "Judge tokens by type (input, "
+                                    "output; cached_input and reasoning: the parts of them the "
+                                    "provider reports as cached / spent reasoning, else 0).",
+                                    ["provider", "model", "type"], registry=r)
         self.judge_request_duration = Histogram("scorecar_judge_request_duration_seconds",
-                                                "Wall time of one judge HTTP call.", ["model"],
+                                                "Wall time of one judge HTTP call.",
+                                                ["provider", "model"],
                                                 buckets=DURATION_BUCKETS, registry=r)
         self.spans_received = Counter("scorecar_spans_received", "Spans (and log records) "
                                       "accepted, by transport (grpc, http).", ["transport"],

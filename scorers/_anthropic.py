@@ -324,4 +324,5 @@ class AnthropicProvider:
         return JudgeReply(text="".join(texts), tool_input=tool_input,
                           input_tokens=usage.input_tokens or 0,
                           output_tokens=usage.output_tokens or 0,
-                          stop_reason=message.stop_reason)
+                          stop_reason=message.stop_reason,
+                          cached_input_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0)

@@ -30,7 +30,7 @@ import inspect
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn
 
@@ -45,9 +45,17 @@ from pydantic import (
 )
 
 from scorers._anthropic import AnthropicProvider, default_model, native_output_schema
-from scorers._provider import DEFAULT_TIMEOUT, JudgeProvider, JudgeReply, JudgeRequest
+from scorers._openai import OpenAIProvider
+from scorers._provider import (
+    DEFAULT_TIMEOUT,
+    JudgeProvider,
+    JudgeReply,
+    JudgeRequest,
+    split_model,
+)
 from scorers.errors import JudgeParseError, ScorerError
 from scorers.processors import RetryDecision, is_auth_error
+from scorers.redact import PiiRedactor
 from scorers.types import JudgeExecution, JudgeUsage, ScoreError
 
 __all__ = [
@@ -59,11 +67,14 @@ __all__ = [
     "JudgeProvider",
     "JudgeReply",
     "JudgeRequest",
+    "OpenAIProvider",
+    "RouterProvider",
     "default_model",
     "default_provider",
     "use_judge_provider",
 ]
-# Internal, importable for the builder and bench/: call_judge, JudgeOutcome, ResolvedJudge.
+# Internal, importable for the builder, the sidecar and bench/: call_judge, JudgeOutcome,
+# ResolvedJudge, load_provider_sdk.
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_MAX_PROCESSOR_RETRIES = 10
@@ -91,7 +102,8 @@ class Judge(BaseModel):
     """Judge settings for a scorer or one prompt step; every None field inherits.
 
     Attributes:
-        model: Anthropic model id (default: `default_model()`).
+        model: `provider/model` (`anthropic/claude-haiku-4-5`, `openai/gpt-4.1-mini`); a bare
+            name is Anthropic's (default: `default_model()`, Anthropic's).
         instructions: the judge's system prompt (required by the time a prompt step runs).
         json_prompt_injection: `"auto"` (default), `False`, `True`, `"system"` or `"inline"`.
         input_processors: objects with `process_input(messages) -> messages` (sync or async);
@@ -100,8 +112,15 @@ class Judge(BaseModel):
         error_processors: e.g. `StreamErrorRetryProcessor(...)`; without any, no retries.
         max_processor_retries: cap on HTTP retries per judge call (10 when error processors are
             configured and this is unset).
-        api_key: default `ANTHROPIC_API_KEY` (read by the SDK). Never logged.
-        base_url: default `ANTHROPIC_BASE_URL` (read by the SDK), else Anthropic's API.
+        api_key: default the provider SDK's own variable (`ANTHROPIC_API_KEY`,
+            `OPENAI_API_KEY`). Never logged.
+        base_url: default the SDK's (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`), else the
+            provider's API; for OpenAI any OpenAI-compatible server (vLLM, Ollama, …), for
+            Azure OpenAI the resource endpoint.
+        headers: extra HTTP headers sent with every call (e.g. a proxy's).
+        api_version: Azure OpenAI's `api-version` (the model is then the deployment name).
+        redact_pii: pass the judge's input through a `PiiRedactor` first (before the
+            `input_processors`).
         timeout: seconds per HTTP call (default 60).
         max_tokens: default 1024.
         temperature: not sent unless set (some current models reject it).
@@ -123,6 +142,9 @@ class Judge(BaseModel):
     max_processor_retries: int | None = Field(default=None, ge=0)
     api_key: SecretStr | None = Field(default=None, repr=False)
     base_url: str | None = None
+    headers: Mapping[str, str] | None = None
+    api_version: str | None = None
+    redact_pii: bool | None = None
     timeout: float | None = Field(default=None, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0)
@@ -142,6 +164,21 @@ class Judge(BaseModel):
             if not callable(getattr(processor, method, None)):
                 raise ValueError(f"{info.field_name}: {type(processor).__name__} has no "
                                  f"{method}() method")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _router_form(cls, value: str | None) -> str | None:
+        if value is not None:
+            split_model(value)  # an unknown provider fails when the judge is configured
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _string_headers(cls, value: Mapping[str, str] | None) -> Mapping[str, str] | None:
+        if value is not None and not all(isinstance(k, str) and isinstance(v, str)
+                                         for k, v in value.items()):
+            raise ValueError("headers must map header names to string values")
         return value
 
     @field_validator("provider")
@@ -167,16 +204,25 @@ class Judge(BaseModel):
         errors = tuple(self.error_processors or ())
         cap = (self.max_processor_retries if self.max_processor_retries is not None
                else DEFAULT_MAX_PROCESSOR_RETRIES if errors else 0)
+        inputs = tuple(self.input_processors or ())
+        if self.redact_pii and not any(isinstance(p, PiiRedactor) for p in inputs):
+            inputs = (PiiRedactor(), *inputs)
+        model = self.model or default_model()
+        provider_name, model_id = split_model(model)
         return ResolvedJudge(
-            model=self.model or default_model(),
+            model=model,
             instructions=self.instructions,
             mode=mode,
-            input_processors=tuple(self.input_processors or ()),
+            input_processors=inputs,
             output_processors=tuple(self.output_processors or ()),
             error_processors=errors,
             max_processor_retries=cap,
             api_key=self.api_key.get_secret_value() if self.api_key is not None else None,
             base_url=self.base_url,
+            provider_name=provider_name,
+            model_id=model_id,
+            headers=tuple(sorted((self.headers or {}).items())),
+            api_version=self.api_version,
             timeout=self.timeout if self.timeout is not None else DEFAULT_TIMEOUT,
             max_tokens=self.max_tokens if self.max_tokens is not None else DEFAULT_MAX_TOKENS,
             temperature=self.temperature,
@@ -188,7 +234,11 @@ class Judge(BaseModel):
 
 @dataclass(frozen=True)
 class ResolvedJudge:
-    """A judge with every default applied (what one call uses)."""
+    """A judge with every default applied (what one call uses).
+
+    `model` is the name as configured (router form or bare); `provider_name` and `model_id`
+    its two parts (`split_model`).
+    """
 
     model: str
     instructions: str | None
@@ -204,19 +254,59 @@ class ResolvedJudge:
     temperature: float | None
     provider: JudgeProvider = field(repr=False)
     sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)
+    provider_name: str = "anthropic"
+    model_id: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    api_version: str | None = None
 
 
 # ---------------------------------------------------------------------- provider choice
 
 
-_DEFAULT_PROVIDER = AnthropicProvider()
+class RouterProvider:
+    """The default `JudgeProvider`: each request goes to the provider its model names
+    (`JudgeRequest.provider`): `AnthropicProvider` or `OpenAIProvider`, each made on first use
+    (so a judge that only talks to one never builds the other)."""
+
+    def __init__(self) -> None:
+        self._providers: dict[str, JudgeProvider] = {}
+
+    def provider(self, name: str) -> JudgeProvider:
+        """The provider serving `name` (`anthropic`, `openai`)."""
+        found = self._providers.get(name)
+        if found is None:
+            found = self._providers[name] = (OpenAIProvider() if name == "openai"
+                                             else AnthropicProvider())
+        return found
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """Make the call with the provider `request.provider` names."""
+        return await self.provider(request.provider).complete(request)
+
+
+_DEFAULT_PROVIDER = RouterProvider()
 _CURRENT_PROVIDER: contextvars.ContextVar[JudgeProvider | None] = contextvars.ContextVar(
     "scorecar_judge_provider", default=None)
 
 
 def default_provider() -> JudgeProvider:
-    """The process-wide provider judges use when nothing else is set (`AnthropicProvider`)."""
+    """The process-wide provider judges use when nothing else is set (a `RouterProvider`:
+    Anthropic or OpenAI, by the model's `provider/` prefix)."""
     return _DEFAULT_PROVIDER
+
+
+def load_provider_sdk(provider: str) -> None:
+    """Import `provider`'s SDK (`anthropic`: and read its model list for `default_model`).
+
+    Blocking (an SDK import takes ~1 s and tens of MiB): the sidecar calls it in a worker
+    thread when the first judge job is picked up, never at start and never on the event loop.
+    """
+    if provider == "openai":
+        from scorers._openai import _sdk
+
+        _sdk()
+    else:
+        default_model()
 
 
 @contextlib.contextmanager
@@ -462,7 +552,9 @@ async def call_judge(scorer_judge: Judge | None, step_judge: Judge | None, *, st
             return JudgeOutcome(raw, call.execution())
         try:
             value = _decode(raw)
-            if request.tool is not None and not schema.is_object and isinstance(value, dict):
+            wrapped = request.tool is not None or (request.provider == "openai"
+                                                    and request.output_schema is not None)
+            if wrapped and not schema.is_object and isinstance(value, dict):
                 value = value.get("value")  # unwrap a non-object schema sent as a tool
             return JudgeOutcome(schema.validate(value, raw), call.execution())
         except _ParseFailure as exc:
@@ -489,16 +581,26 @@ def _build_request(judge: ResolvedJudge, system: str, conversation: list[dict[st
                 messages.append({"role": "user", "content": [injection]})
             else:  # appended as a text part of the last user message, as Mastra does
                 last["content"] = [{"type": "text", "text": last["content"]}, injection]
+        elif judge.provider_name == "openai":
+            # the provider picks its structured-output method (json_schema → tool →
+            # json_object → the prompt); its root must be an object
+            output_schema = schema.json_schema if schema.is_object else _wrapped(schema)
         else:
-            output_schema = native_output_schema(judge.model, schema.json_schema)
+            output_schema = native_output_schema(judge.model_id, schema.json_schema)
         if mode == "native" and output_schema is None:
-            input_schema = schema.json_schema if schema.is_object else {
-                "type": "object", "properties": {"value": schema.json_schema},
-                "required": ["value"]}
+            input_schema = schema.json_schema if schema.is_object else _wrapped(schema)
             tool = {"name": TOOL_NAME, "description": "Return the answer as structured output.",
                     "input_schema": input_schema}
-    return JudgeRequest(model=judge.model, system=system, messages=messages,
+    return JudgeRequest(model=judge.model_id, system=system, messages=messages,
                         max_tokens=judge.max_tokens, temperature=judge.temperature,
                         output_schema=output_schema, tool=tool, api_key=judge.api_key,
-                        base_url=judge.base_url, timeout=judge.timeout)
+                        base_url=judge.base_url, timeout=judge.timeout,
+                        provider=judge.provider_name, headers=judge.headers,
+                        api_version=judge.api_version)
+
+
+def _wrapped(schema: _Schema) -> dict[str, Any]:
+    """A non-object schema as the object `{"value": …}` (tools and OpenAI's formats need an
+    object root; the reply is unwrapped again)."""
+    return {"type": "object", "properties": {"value": schema.json_schema}, "required": ["value"]}
 

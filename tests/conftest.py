@@ -22,6 +22,7 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 from tests.fakes.fake_anthropic import FakeAnthropic  # noqa: E402
+from tests.fakes.fake_openai import FakeOpenAI  # noqa: E402
 
 _CALL_PASSED = pytest.StashKey[bool]()
 
@@ -46,3 +47,13 @@ def fake_anthropic(request: pytest.FixtureRequest) -> Iterator[FakeAnthropic]:
         yield server
     if request.node.stash.get(_CALL_PASSED, False):
         server.verify()  # a test that failed or was skipped is not failed again
+
+
+@pytest.fixture
+def fake_openai(request: pytest.FixtureRequest) -> Iterator[FakeOpenAI]:
+    """A scripted, strict fake OpenAI chat-completions API (and Azure OpenAI's deployment
+    route) on a loopback port, stopped after the test; `verify()`d like `fake_anthropic`."""
+    with FakeOpenAI(strict=True) as server:
+        yield server
+    if request.node.stash.get(_CALL_PASSED, False):
+        server.verify()

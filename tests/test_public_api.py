@@ -93,7 +93,8 @@ SCORERS_API = {
 SCORERS_MODULE_API = {
     "scorers.judge": {"AnthropicProvider", "DEFAULT_MAX_PROCESSOR_RETRIES", "DEFAULT_MAX_TOKENS",
                       "DEFAULT_TIMEOUT", "Judge", "JudgeProvider", "JudgeReply", "JudgeRequest",
-                      "default_model", "default_provider", "use_judge_provider"},
+                      "OpenAIProvider", "RouterProvider", "default_model", "default_provider",
+                      "use_judge_provider"},
     "scorers.processors": {"ErrorProcessor", "Matcher", "RetryDecision",
                            "StreamErrorRetryProcessor", "exponential_delay"},
     "scorers.errors": {"ConfigError", "ExportError", "JudgeAuthError", "JudgeParseError",
@@ -142,17 +143,64 @@ def test_the_anthropic_sdk_is_imported_by_the_provider_module_only() -> None:
     assert not offenders, f"only scorers/_anthropic.py may import anthropic: {offenders}"
 
 
+def test_the_openai_sdk_is_imported_by_its_provider_module_only() -> None:
+    offenders = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "scorers").rglob("*.py"))
+                 if "openai" in _imported_packages(path) and path.name != "_openai.py"]
+    offenders += [str(path.relative_to(ROOT))
+                  for room in ("collector", "transforms", "exporters")
+                  for path in sorted((ROOT / room).rglob("*.py"))
+                  if {"openai", "anthropic"} & _imported_packages(path)]
+    assert not offenders, f"only scorers/_openai.py may import openai: {offenders}"
+
+
 def test_the_sdk_of_the_judge_loads_only_when_a_judge_is_called() -> None:
-    """`anthropic` weighs ~70 MiB: a sidecar with code scorers only never imports it."""
+    """`anthropic` weighs ~70 MiB, `openai` tens: a sidecar with code scorers only never imports
+    either."""
     import subprocess
     import sys
 
     code = ("import sys, collector.service, collector.cli, scorers, scorers.builtin; "
             "from scorers.builtin import get_builtin; get_builtin('completeness'); "
-            "print('anthropic' in sys.modules)")
+            "print('anthropic' in sys.modules, 'openai' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60, check=True)
-    assert done.stdout.strip() == "False"
+    assert done.stdout.strip() == "False False"
+
+
+IDLE_SIDECAR = r"""
+import asyncio, sys, tempfile
+from pathlib import Path
+from collector.config import build_scorer_specs, load_config
+from collector.service import Sidecar
+
+async def main():
+    path = Path(tempfile.mkdtemp()) / "c.yaml"
+    path.write_text(
+        'receivers: {grpc: {endpoint: "127.0.0.1:0"}, http: {endpoint: "127.0.0.1:0"}}\n'
+        'storage: {kind: memory}\n'
+        'exporters: {prometheus: {endpoint: "127.0.0.1:0"}}\n'
+        'judge: {model: "openai/gpt-4.1-mini"}\n'
+        'judges: {claude: {model: "anthropic/claude-haiku-4-5"}}\n'
+        'scorers: [{scorer: "builtin:toxicity"}, {scorer: "builtin:bias", judge: claude}]\n')
+    config = load_config(path, env={"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-y"})
+    async with Sidecar(config, build_scorer_specs(config)):
+        await asyncio.sleep(0.2)
+        print("anthropic" in sys.modules, "openai" in sys.modules)
+
+asyncio.run(main())
+"""
+
+
+def test_an_idle_sidecar_with_judge_scorers_imports_no_provider_sdk() -> None:
+    """Started, with judge scorers of both providers, and no judge job yet: neither SDK is
+    imported (it is imported in a worker thread when the first judge job is picked up)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", IDLE_SIDECAR], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False False"
 
 
 def test_a_sidecar_without_an_otlp_endpoint_never_loads_the_otel_sdk_or_jsonschema() -> None:

@@ -24,7 +24,9 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from collector.config._fields import ENV_NAME
 from collector.config._models import (
+    DEFAULT_JUDGE,
     Config,
     JudgeConfig,
     ReceiverAuthConfig,
@@ -38,7 +40,7 @@ from collector.config._problems import (
     key_path,
     validation_problems,
 )
-from collector.config._scorers import resolve_scorers
+from collector.config._scorers import missing_keys, resolve_scorers
 from collector.config._secrets import API_KEY_REFUSED, read_api_key, read_bearer_token, scrub
 
 __all__ = ["ENV_PREFIX", "load_config"]
@@ -196,6 +198,12 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Conf
     if isinstance(judge_data, dict) and "api_key" in judge_data:
         del judge_data["api_key"]
         problems.append(Problem("judge.api_key", API_KEY_REFUSED))
+    judges_data = data.get("judges")
+    if isinstance(judges_data, dict):
+        for name, entry in judges_data.items():
+            if isinstance(entry, dict) and "api_key" in entry:
+                del entry["api_key"]
+                problems.append(Problem(f"judges.{name}.api_key", API_KEY_REFUSED))
 
     config: Config | None = None
     try:
@@ -219,6 +227,25 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Conf
         api_key, key_problem = read_api_key(judge, environ)
         if key_problem is not None:
             problems.append(key_problem)
+    named: dict[str, tuple[JudgeConfig, SecretStr | None]] = {}
+    invalid: set[str] = set()
+    raw_judges = (config.judges if config is not None
+                  else judges_data if isinstance(judges_data, dict) else {})
+    for name, raw in raw_judges.items():
+        if name == DEFAULT_JUDGE or not ENV_NAME.match(str(name)):
+            problems.append(Problem(f"judges.{name}", (
+                "'default' is the judge: block; name the others differently"
+                if name == DEFAULT_JUDGE else "a judge's name is letters, digits and _")))
+            invalid.add(str(name))
+            continue
+        part = raw if isinstance(raw, JudgeConfig) else _validate_part(JudgeConfig, raw)
+        if part is None:
+            invalid.add(str(name))
+            continue
+        key, key_problem = read_api_key(part, environ, f"judges.{name}")
+        if key_problem is not None:
+            problems.append(key_problem)
+        named[str(name)] = (part, key)
     bearers: dict[str, SecretStr] = {}
     receivers = config.receivers if config is not None \
         else _validate_part(ReceiversConfig, data.get("receivers"))
@@ -230,17 +257,17 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Conf
         if bearer is not None:
             bearers[name] = bearer
     resolved = resolve_scorers(entries, judge or JudgeConfig(), api_key,
-                               judge_ok=judge is not None)
+                               judge_ok=judge is not None, judges=named,
+                               invalid=frozenset(invalid))
     problems += [Problem(p.path, p.message) for p in resolved.problems]
-    if resolved.needs_key and api_key is None and judge is not None \
-            and judge.api_key_file is None:
-        problems.append(Problem("judge", (
-            f"no API key for the judge scorers {', '.join(resolved.needs_key)}: set the "
-            f"environment variable {judge.api_key_env} (named by judge.api_key_env) or "
-            f"judge.api_key_file")))
+    table = dict(named)
+    if judge is not None:
+        table[DEFAULT_JUDGE] = (judge, api_key)
+    problems += missing_keys({k: v for k, v in resolved.needs_key.items() if k in table}, table)
 
     if problems:
-        secrets = [k.get_secret_value() for k in (api_key, *bearers.values()) if k is not None]
+        keys = (api_key, *(key for _, key in named.values()), *bearers.values())
+        secrets = [k.get_secret_value() for k in keys if k is not None]
         # In file order (problems without a line keep their place after those with one).
         annotated = sorted((annotate(p, lines, origins) for p in problems),
                            key=lambda a: a[1] if a[1] is not None else 1 << 30)
@@ -248,6 +275,8 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Conf
         raise ConfigProblems(text, str(path) if path is not None else None)
     assert config is not None  # no problems: it validated
     config.judge._api_key = api_key
+    for name, (_, key) in named.items():
+        config.judges[name]._api_key = key
     for name, bearer in bearers.items():
         getattr(config.receivers, name).auth._token = bearer
     config._resolved = (config.scorers, config.judge, tuple(resolved.specs))

@@ -41,6 +41,7 @@ from collector.config._fields import (
 from collector.config._problems import ConfigProblems
 from collector.config._secrets import read_bearer_token
 from collector.scoring import ScorerSpec
+from scorers._provider import split_model
 from scorers.sampling import NoSampling, Sampling
 
 __all__ = [
@@ -295,18 +296,31 @@ class LimitsConfig(Model):
     memory_mib: Count | None = Field(default=None, ge=1)
 
 
+DEFAULT_JUDGE = "default"
+"""The name of the `judge:` block among the named judges."""
+
+
 class JudgeConfig(Model):
-    """The LLM judge the built-in judge scorers use, and the sidecar's judge limits.
+    """One judge: the model and endpoint scorers default to (DESIGN §4: every `Judge` field a
+    scorer leaves unset comes from here), and its own limits. `judge:` is the judge named
+    `default`; `judges:` holds more, by name.
 
     The API key is not a field: `load_config` reads it from the environment variable
-    `api_key_env`, or from the file `api_key_file` when that is set, into `api_key`.
+    `api_key_env` (default: the provider's own), or from the file `api_key_file` when that is
+    set, into `api_key`.
 
     Attributes:
-        model: Anthropic model id; None: the default current inexpensive model.
-        api_key_env: name of the environment variable holding the API key.
+        model: `provider/model` (`anthropic/claude-haiku-4-5`, `openai/gpt-4.1-mini`); a bare
+            name is Anthropic's; None: Anthropic's default current inexpensive model.
+        api_key_env: name of the environment variable holding the API key; None: the
+            provider's own (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, Azure:
+            `AZURE_OPENAI_API_KEY`).
         api_key_file: a file holding the API key (e.g. a mounted Kubernetes secret); when set
             it is used instead of `api_key_env`.
-        base_url: the API's base URL; None: the SDK's default (`ANTHROPIC_BASE_URL`).
+        base_url: the API's base URL; None: the SDK's default. Any OpenAI-compatible server
+            (vLLM, Ollama, LiteLLM proxy); Azure OpenAI: the resource endpoint.
+        api_version: Azure OpenAI's `api-version` (the model is then the deployment name).
+        headers: extra HTTP headers sent with every judge call (masked in `check-config`).
         max_concurrency: judge calls in flight at once, over all workers.
         requests_per_minute: judge requests per minute (token bucket); None: no limit.
         tokens_per_minute: judge tokens per minute (token bucket); None: no limit.
@@ -318,9 +332,11 @@ class JudgeConfig(Model):
     """
 
     model: NonEmpty | None = None
-    api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key_env: str | None = None
     api_key_file: Path | None = None
     base_url: HttpUrl | None = None
+    api_version: NonEmpty | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
     max_concurrency: Count = Field(default=8, ge=1)
     requests_per_minute: Count | None = Field(default=600, ge=1)
     tokens_per_minute: Count | None = Field(default=None, ge=1)
@@ -332,10 +348,17 @@ class JudgeConfig(Model):
 
     _api_key: SecretStr | None = PrivateAttr(default=None)
 
+    @field_validator("model")
+    @classmethod
+    def _router_form(cls, value: str | None) -> str | None:
+        if value is not None:
+            split_model(value)
+        return value
+
     @field_validator("api_key_env")
     @classmethod
-    def _is_a_variable_name(cls, value: str) -> str:
-        if not ENV_NAME.match(value):
+    def _is_a_variable_name(cls, value: str | None) -> str | None:
+        if value is not None and not ENV_NAME.match(value):
             # never echo the value: people paste the key itself here
             raise ValueError("must be the NAME of an environment variable (letters, digits, _), "
                              "e.g. ANTHROPIC_API_KEY, not the key itself")
@@ -345,6 +368,28 @@ class JudgeConfig(Model):
     def api_key(self) -> SecretStr | None:
         """The key read by `load_config` (None: not found, or a config built in code)."""
         return self._api_key
+
+    @property
+    def provider(self) -> str:
+        """`anthropic` or `openai` (from `model`)."""
+        return split_model(self.model)[0] if self.model is not None else "anthropic"
+
+    @property
+    def key_variable(self) -> str:
+        """The environment variable the key is read from (`api_key_env`, else the
+        provider's own)."""
+        if self.api_key_env is not None:
+            return self.api_key_env
+        if self.provider == "openai":
+            return "AZURE_OPENAI_API_KEY" if self.api_version is not None else "OPENAI_API_KEY"
+        return "ANTHROPIC_API_KEY"
+
+    @property
+    def key_required(self) -> bool:
+        """False for an OpenAI-compatible server at a `base_url` (vLLM, Ollama: usually no
+        key); True otherwise."""
+        return not (self.provider == "openai" and self.base_url is not None
+                    and self.api_version is None)
 
 
 class FilterConfig(Model):
@@ -377,6 +422,7 @@ class ScorerConfig(Model):
     Attributes:
         scorer: `builtin:<id>` or an import path `module:attribute` naming a `Scorer` or a
             factory returning one.
+        judge: a name from `judges:` (or `default`); None: the `judge:` block.
         sampling: `{type: none}` (default) or `{type: ratio, rate: r}`.
         filter: which runs it sees.
         options: keyword arguments of the built-in's or the factory's call.
@@ -384,6 +430,7 @@ class ScorerConfig(Model):
     """
 
     scorer: NonEmpty
+    judge: NonEmpty | None = None
     sampling: Sampling = NoSampling()
     filter: FilterConfig = FilterConfig()
     options: dict[str, Any] = Field(default_factory=dict)
@@ -515,7 +562,8 @@ class Config(Model):
         assembly: trace buffering.
         storage: queue and span log.
         limits: process limits.
-        judge: the judge and its limits.
+        judge: the judge and its limits (the judge named `default`).
+        judges: more judges by name, each with every key of `judge`.
         scorers: the configured scorers (none by default).
         exporters: where scores go.
         forward: optional pass-through of received telemetry.
@@ -526,7 +574,14 @@ class Config(Model):
     storage: StorageConfig = StorageConfig()
     limits: LimitsConfig = LimitsConfig()
     judge: JudgeConfig = JudgeConfig()
+    judges: dict[str, JudgeConfig] = Field(default_factory=dict)
     scorers: list[ScorerConfig] = Field(default_factory=list)
+
+    def judge_named(self, name: str | None) -> JudgeConfig | None:
+        """The judge `name` (None or `default`: the `judge:` block), or None when unknown."""
+        if name is None or name == DEFAULT_JUDGE:
+            return self.judge
+        return self.judges.get(name)
     exporters: ExportersConfig = ExportersConfig()
     forward: ForwardConfig = ForwardConfig()
 

@@ -9,26 +9,28 @@ callable factory called with `**options` that returns one. The module is importe
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import SecretStr
 
-from collector.config._models import Config, JudgeConfig, ScorerConfig
+from collector.config._models import DEFAULT_JUDGE, Config, JudgeConfig, ScorerConfig
 from collector.config._problems import ConfigProblems, Problem
 from collector.scoring import RunFilter, ScorerSpec
-from scorers import Judge, PiiRedactor, Scorer, StreamErrorRetryProcessor
+from scorers import Judge, Scorer, StreamErrorRetryProcessor
+from scorers._provider import split_model
 from scorers.builtin.registry import BUILTINS, get_builtin
 from scorers.errors import ConfigError
 from scorers.processors import exponential_delay
 
-__all__ = ["BUILTIN_PREFIX", "Resolved", "build_judge", "build_scorer_specs", "load_object",
-           "resolve_scorers"]
+__all__ = ["BUILTIN_PREFIX", "Resolved", "build_judge", "build_scorer_specs", "judge_table",
+           "load_object", "missing_keys", "resolve_scorers", "with_judge_defaults"]
 
 BUILTIN_PREFIX = "builtin:"
 
@@ -49,12 +51,13 @@ class Resolved:
     Attributes:
         specs: one spec per entry that resolved, in order.
         problems: every problem, with its path.
-        needs_key: ids of the scorers that call the judge with the configured key.
+        needs_key: judge name → ids of the scorers that call that judge with its configured
+            key (and so need one).
     """
 
     specs: list[ScorerSpec] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    needs_key: list[str] = field(default_factory=list)
+    needs_key: dict[str, list[str]] = field(default_factory=dict)
 
 
 def build_judge(judge: JudgeConfig, api_key: SecretStr | None = None) -> Judge:
@@ -80,7 +83,8 @@ def _make_judge(judge: JudgeConfig, api_key: SecretStr | None) -> Judge:
     return Judge(model=judge.model, base_url=judge.base_url, timeout=judge.timeout,
                  api_key=api_key, error_processors=retries,
                  max_processor_retries=judge.max_retries,
-                 input_processors=[PiiRedactor()] if judge.redact_pii else None)
+                 headers=dict(judge.headers) or None, api_version=judge.api_version,
+                 redact_pii=True if judge.redact_pii else None)
 
 
 def load_object(ref: str) -> Any:
@@ -111,6 +115,26 @@ def load_object(ref: str) -> Any:
     return obj
 
 
+def with_judge_defaults(scorer: Scorer, judge: Judge | None) -> Scorer:
+    """`scorer` with every field its own `Judge` leaves unset taken from `judge` (the judge its
+    config entry names): provider/model, key, base URL, headers, timeout, error processors
+    (the retries), `redact_pii`. What the scorer's `Judge` sets wins; its prompt steps' judges
+    still merge over the result. A scorer without a judge (a code scorer) is returned as is.
+    """
+    if judge is None or not scorer.has_judge:
+        return scorer
+    own = scorer.judge
+    if own is None:
+        return dataclasses.replace(scorer, judge=judge)
+    if own.model is not None and split_model(own.model)[0] != split_model(
+            judge.model or "anthropic/-")[0]:
+        # Its own model is another provider's: that provider's endpoint and credentials are
+        # not the configured judge's (the SDK's own variables apply).
+        judge = judge.model_copy(update={"api_key": None, "base_url": None, "headers": None,
+                                         "api_version": None})
+    return dataclasses.replace(scorer, judge=own.merged_over(judge))
+
+
 def _needs_key(scorer: Scorer) -> bool:
     if not scorer.has_judge:
         return False
@@ -139,7 +163,12 @@ def _builtin(entry: ScorerConfig, judge: Judge | None, judge_ok: bool) -> tuple[
     return scorer, spec.takes_judge
 
 
-def _imported(entry: ScorerConfig) -> tuple[Scorer, bool]:
+def _imported(entry: ScorerConfig, judge: Judge | None) -> tuple[Scorer, bool]:
+    scorer, needs_key = _import_scorer(entry)
+    return with_judge_defaults(scorer, judge), needs_key
+
+
+def _import_scorer(entry: ScorerConfig) -> tuple[Scorer, bool]:
     ref = entry.scorer
     try:
         obj = load_object(ref)
@@ -171,36 +200,60 @@ def _imported(entry: ScorerConfig) -> tuple[Scorer, bool]:
 
 
 def resolve_scorers(entries: Sequence[tuple[int, ScorerConfig]], judge: JudgeConfig,
-                    api_key: SecretStr | None, judge_ok: bool = True) -> Resolved:
+                    api_key: SecretStr | None, judge_ok: bool = True, *,
+                    judges: Mapping[str, tuple[JudgeConfig, SecretStr | None]] | None = None,
+                    invalid: frozenset[str] = frozenset()) -> Resolved:
     """Resolve each `(index, entry)` of `scorers[]`.
 
     Args:
         entries: the entries that validated, with their index in `scorers[]`.
-        judge: the judge block (its `Judge` goes to built-in judge scorers).
-        api_key: the judge's key.
-        judge_ok: False when the judge block itself was invalid (judge built-ins are then
+        judge: the judge block (the judge named `default`).
+        api_key: its key.
+        judge_ok: False when the judge block itself was invalid (scorers using it are then
             not built; the judge's problems are reported elsewhere).
+        judges: the named judges of `judges:` that validated, with their keys.
+        invalid: names of `judges:` entries that did not validate (their scorers are not
+            built; their problems are reported elsewhere).
 
     Returns:
-        The specs, the problems (paths `scorers[i].scorer` / `scorers[i].options`), and the
-        ids of the scorers that need the API key.
+        The specs (each scorer's `Judge` defaulted from the judge its entry names, see
+        `with_judge_defaults`), the problems (paths `scorers[i].scorer` / `.options` /
+        `.judge`), and per judge the ids of the scorers that need its API key.
     """
     result = Resolved()
-    built_judge: Judge | None = None
-    if judge_ok and any(e.scorer.startswith(BUILTIN_PREFIX) for _, e in entries):
-        try:
-            built_judge = _make_judge(judge, api_key)
-        except Exception as exc:
-            result.problems.append(Problem("judge", f"cannot build the judge: "
-                                                    f"{type(exc).__name__}: {exc}"))
-            judge_ok = False
+    available: dict[str, tuple[JudgeConfig, SecretStr | None]] = dict(judges or {})
+    if judge_ok:
+        available[DEFAULT_JUDGE] = (judge, api_key)
+    built: dict[str, Judge | None] = {}
+
+    def judge_for(name: str) -> Judge | None:
+        if name not in built:
+            config, key = available[name]
+            try:
+                built[name] = _make_judge(config, key)
+            except Exception as exc:
+                where = "judge" if name == DEFAULT_JUDGE else f"judges.{name}"
+                result.problems.append(Problem(where, f"cannot build the judge: "
+                                                      f"{type(exc).__name__}: {exc}"))
+                built[name] = None
+        return built[name]
+
     first: dict[str, int] = {}
     for index, entry in entries:
+        name = entry.judge or DEFAULT_JUDGE
         try:
+            built_judge: Judge | None = None
+            if name in available:
+                built_judge = judge_for(name)
+            elif name != DEFAULT_JUDGE and name not in invalid:
+                raise _Refused("judge", f"no judge named {name!r}: define it under judges: "
+                                        f"(known: {', '.join(sorted(available)) or 'none'})")
+            ok = built_judge is not None  # else its own problems are reported elsewhere
             if entry.scorer.startswith(BUILTIN_PREFIX):
-                scorer, needs_key = _builtin(entry, built_judge, judge_ok)
+                scorer, needs_key = _builtin(entry, built_judge, ok)
+                scorer = with_judge_defaults(scorer, built_judge)
             else:
-                scorer, needs_key = _imported(entry)
+                scorer, needs_key = _imported(entry, built_judge)
         except _Refused as exc:
             result.problems.append(Problem(f"scorers[{index}].{exc.key}", exc.message))
             continue
@@ -212,14 +265,36 @@ def resolve_scorers(entries: Sequence[tuple[int, ScorerConfig]], judge: JudgeCon
             continue
         first[scorer.id] = index
         if needs_key:
-            result.needs_key.append(scorer.id)
+            result.needs_key.setdefault(name, []).append(scorer.id)
         filt = entry.filter
         result.specs.append(ScorerSpec(
             scorer=scorer, sampling=entry.sampling,
             filter=RunFilter(agents=tuple(filt.agents), conventions=tuple(filt.conventions),
                              attributes=dict(filt.attributes)),
-            timeout=entry.timeout))
+            timeout=entry.timeout, judge=name))
     return result
+
+
+def missing_keys(needs_key: Mapping[str, list[str]],
+                 judges: Mapping[str, tuple[JudgeConfig, SecretStr | None]]) -> list[Problem]:
+    """A problem per judge whose scorers need a key it does not have."""
+    problems: list[Problem] = []
+    for name, ids in needs_key.items():
+        config, key = judges[name]
+        if key is not None or config.api_key_file is not None or not config.key_required:
+            continue
+        where = "judge" if name == DEFAULT_JUDGE else f"judges.{name}"
+        problems.append(Problem(where, (
+            f"no API key for the judge scorers {', '.join(ids)}: set the environment variable "
+            f"{config.key_variable} (named by {where}.api_key_env) or {where}.api_key_file")))
+    return problems
+
+
+def judge_table(config: Config) -> dict[str, tuple[JudgeConfig, SecretStr | None]]:
+    """Every judge of `config` by name (`default` = the `judge:` block), with its key."""
+    table = {name: (judge, judge.api_key) for name, judge in config.judges.items()}
+    table[DEFAULT_JUDGE] = (config.judge, config.judge.api_key)
+    return table
 
 
 def build_scorer_specs(config: Config, *, require_key: bool = True) -> list[ScorerSpec]:
@@ -230,8 +305,8 @@ def build_scorer_specs(config: Config, *, require_key: bool = True) -> list[Scor
 
     Args:
         config: the configuration.
-        require_key: refuse judge scorers when `config.judge.api_key` is None (turn off when a
-            judge provider is injected, e.g. with `scorers.use_judge_provider` in tests).
+        require_key: refuse judge scorers whose judge needs a key and has none (turn off when
+            a judge provider is injected, e.g. with `scorers.use_judge_provider` in tests).
 
     Returns:
         One spec per `scorers[]` entry.
@@ -242,13 +317,13 @@ def build_scorer_specs(config: Config, *, require_key: bool = True) -> list[Scor
     cached = config._resolved
     if cached is not None and cached[0] is config.scorers and cached[1] is config.judge:
         return list(cached[2])
+    table = judge_table(config)
     resolved = resolve_scorers(list(enumerate(config.scorers)), config.judge,
-                               config.judge.api_key)
+                               config.judge.api_key,
+                               judges={k: v for k, v in table.items() if k != DEFAULT_JUDGE})
     problems = [str(p) for p in resolved.problems]
-    if require_key and resolved.needs_key and config.judge.api_key is None:
-        problems.append(f"judge: no API key for the judge scorers "
-                        f"{', '.join(resolved.needs_key)}: set the environment variable "
-                        f"{config.judge.api_key_env} or judge.api_key_file")
+    if require_key:
+        problems += [str(p) for p in missing_keys(resolved.needs_key, table)]
     if problems:
         raise ConfigProblems(problems)
     return resolved.specs

@@ -2,7 +2,8 @@
 the receivers' bearer tokens, and the scrubbing of their values out of any text shown.
 
 The judge's API key never comes from the configuration: it is read from the environment
-variable named by `judge.api_key_env` (default `ANTHROPIC_API_KEY`) or, when set, from the file
+variable named by `judge.api_key_env` (default: the provider's own, `ANTHROPIC_API_KEY`,
+`OPENAI_API_KEY`) or, when set, from the file
 `judge.api_key_file`, and is held as a `SecretStr` on `config.judge.api_key` (not a field: it
 never appears in a dump, a repr or an error). A receiver's bearer token is read the same way,
 from `bearer_token_env` or `bearer_token_file`, into `auth.token`.
@@ -23,15 +24,15 @@ __all__ = ["API_KEY_REFUSED", "MASK", "ApiKeySource", "TokenSource", "read_api_k
 
 MASK = "***"
 API_KEY_REFUSED = ("the judge's API key is never read from the configuration: put it in the "
-                   "environment variable named by judge.api_key_env (default ANTHROPIC_API_KEY) "
-                   "or in a file named by judge.api_key_file")
+                   "environment variable named by judge.api_key_env (default: the provider's "
+                   "own, e.g. ANTHROPIC_API_KEY) or in a file named by judge.api_key_file")
 
 
 class ApiKeySource(Protocol):
     """Where the judge's API key is read from (the `judge:` block)."""
 
     @property
-    def api_key_env(self) -> str: ...
+    def key_variable(self) -> str: ...
 
     @property
     def api_key_file(self) -> Path | None: ...
@@ -47,21 +48,22 @@ class TokenSource(Protocol):
     def bearer_token_file(self) -> Path | None: ...
 
 
-def read_api_key(judge: ApiKeySource, env: Mapping[str, str]) -> tuple[SecretStr | None,
-                                                                        Problem | None]:
-    """The judge's key from its file or variable (None: not found), or why it cannot be read."""
+def read_api_key(judge: ApiKeySource, env: Mapping[str, str], where: str = "judge"
+                 ) -> tuple[SecretStr | None, Problem | None]:
+    """The judge's key from its file or variable (None: not found), or why it cannot be read
+    (`where`: the judge's key path, `judge` or `judges.<name>`)."""
     if judge.api_key_file is not None:
         try:
             key = judge.api_key_file.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not readable"
-            return None, Problem("judge.api_key_file",
+            return None, Problem(f"{where}.api_key_file",
                                  f"cannot read the API key file {judge.api_key_file}: {reason}")
         if not key:
-            return None, Problem("judge.api_key_file",
+            return None, Problem(f"{where}.api_key_file",
                                  f"the API key file {judge.api_key_file} is empty")
         return SecretStr(key), None
-    key = env.get(judge.api_key_env, "").strip()
+    key = env.get(judge.key_variable, "").strip()
     return (SecretStr(key) if key else None), None
 
 

@@ -13,6 +13,7 @@ import dataclasses
 import json
 import math
 import time
+import weakref
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Literal
@@ -21,11 +22,17 @@ from aiolimiter import AsyncLimiter
 
 from collector._telemetry import Metrics
 from scorers.errors import JudgeAuthError, JudgeRequestError, JudgeUnavailableError
-from scorers.judge import JudgeProvider, JudgeReply, JudgeRequest
+from scorers.judge import JudgeProvider, JudgeReply, JudgeRequest, load_provider_sdk
 
-__all__ = ["LimitedProvider", "Outcome", "TokenBudget", "classify_error", "estimate_tokens"]
+__all__ = ["LimitedProvider", "Outcome", "SdkWarmup", "TokenBudget", "classify_error",
+           "estimate_tokens"]
 
-Outcome = Literal["ok", "retryable", "auth", "refused", "error"]
+Outcome = Literal["ok", "retryable", "auth", "quota", "unknown_model", "refused", "error"]
+QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached",
+                         "billing_not_active"})
+"""Provider error codes for a used-up quota (never retried; said once per judge)."""
+UNKNOWN_MODEL_CODES = frozenset({"model_not_found", "not_found_error", "DeploymentNotFound"})
+"""Provider error codes for a model or deployment the provider does not know."""
 CHARS_PER_TOKEN = 4
 """Rough characters per token, for the estimate charged before a call."""
 
@@ -96,18 +103,58 @@ def estimate_tokens(request: JudgeRequest) -> int:
 def classify_error(exc: BaseException) -> Outcome:
     """The `outcome` label of a failed judge call.
 
-    `auth`: 401/403 and authentication/permission errors; `retryable`: what the provider marks
+    `auth`: 401/403 and authentication/permission errors; `quota`: the key's quota is used
+    up; `unknown_model`: no such model or deployment; `retryable`: what the provider marks
     retryable (408, 409, 429, 5xx, connection errors, timeouts); `refused`: the provider refused
     the request itself (other 4xx); `error`: anything else.
     """
     # Providers raise the scorers.errors tree themselves (SDK errors are their __cause__).
     if isinstance(exc, JudgeAuthError):
         return "auth"
+    code = getattr(exc, "code", None)
+    if isinstance(exc, JudgeRequestError) and code in QUOTA_CODES:
+        return "quota"
+    if isinstance(exc, JudgeRequestError) and code in UNKNOWN_MODEL_CODES:
+        return "unknown_model"
     if isinstance(exc, JudgeUnavailableError) or getattr(exc, "retryable", False):
         return "retryable"
     if isinstance(exc, JudgeRequestError):
         return "refused"
     return "error"
+
+
+class SdkWarmup:
+    """Imports each provider's SDK once, in a worker thread, when the first judge call for it
+    is near (an import takes ~1 s: on the event loop it would stall every receiver)."""
+
+    def __init__(self) -> None:
+        self._done: set[str] = set()
+        self._loading: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, asyncio.Task[None]]] = (
+            weakref.WeakKeyDictionary())
+
+    async def ready(self, provider: str) -> None:
+        """Return once `provider`'s SDK is imported (concurrent callers share one import; a
+        failed import is tried again by the next caller)."""
+        if provider in self._done:
+            return
+        per_loop = self._loading.setdefault(asyncio.get_running_loop(), {})
+        task = per_loop.get(provider)
+        if task is None:
+            task = per_loop[provider] = asyncio.create_task(
+                asyncio.to_thread(load_provider_sdk, provider))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            per_loop.pop(provider, None)
+            raise
+        self._done.add(provider)
+
+
+WARMUP = SdkWarmup()
+"""The process's SDK warm-up (imports are process-wide)."""
 
 
 class LimitedProvider:
@@ -120,8 +167,9 @@ class LimitedProvider:
         tokens_per_minute: token bucket of judge tokens per minute; None for no limit. A call
             is charged an estimate of its input tokens before it is made, and the difference to
             its real usage (input + output) is charged to the next call.
-        metrics: `judge_requests{model,outcome}`, `judge_tokens{model,type}` and
-            `judge_request_duration{model}` are observed here.
+        metrics: `judge_requests{provider,model,outcome}`, `judge_tokens{provider,model,type}`
+            (type `input`, `output`, `cached_input`, `reasoning`) and
+            `judge_request_duration{provider,model}` are observed here.
         daily_token_budget: judge tokens per UTC day; None for no budget (`self.budget`).
         clock: the current time for the budget's UTC day (injected in tests).
         budget: a `TokenBudget` to charge instead of one built from `daily_token_budget`
@@ -129,6 +177,8 @@ class LimitedProvider:
         api_key: the `judge:` block's key, used by every call whose scorer's `Judge` sets none
             (user scorers loaded by import path get the sidecar's credentials this way).
         base_url: likewise for the endpoint.
+        provider: the judge's provider (`anthropic`, `openai`): `api_key` and `base_url` go only
+            to its requests; None: to every request.
     """
 
     def __init__(self, inner: JudgeProvider, *, max_concurrency: int = 8,
@@ -136,7 +186,7 @@ class LimitedProvider:
                  metrics: Metrics, daily_token_budget: int | None = None,
                  clock: Callable[[], datetime] = _utcnow,
                  budget: TokenBudget | None = None, api_key: str | None = None,
-                 base_url: str | None = None) -> None:
+                 base_url: str | None = None, provider: str | None = None) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self.inner = inner
@@ -150,6 +200,7 @@ class LimitedProvider:
         self._token_debt = 0.0
         self._api_key = api_key
         self._base_url = base_url
+        self._provider = provider
 
     async def _acquire_tokens(self, estimate: int) -> float:
         assert self._tokens is not None
@@ -160,13 +211,16 @@ class LimitedProvider:
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """Wait for a concurrency slot and both buckets, then make the call and count it."""
-        if (request.api_key is None and self._api_key is not None) or \
+        if self._provider not in (None, request.provider):
+            pass  # another provider's request: this judge's credentials are not for it
+        elif (request.api_key is None and self._api_key is not None) or \
                 (request.base_url is None and self._base_url is not None):
             request = dataclasses.replace(
                 request, api_key=request.api_key if request.api_key is not None
                 else self._api_key,
                 base_url=request.base_url if request.base_url is not None else self._base_url)
-        model = request.model
+        model, provider = request.model, request.provider
+        await WARMUP.ready(provider)
         async with self._semaphore:
             if self._requests is not None:
                 await self._requests.acquire()
@@ -179,15 +233,19 @@ class LimitedProvider:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                self.metrics.judge_request_duration.labels(model).observe(
+                self.metrics.judge_request_duration.labels(provider, model).observe(
                     time.perf_counter() - started)
-                self.metrics.judge_requests.labels(model, classify_error(exc)).inc()
+                self.metrics.judge_requests.labels(provider, model, classify_error(exc)).inc()
                 raise
-        self.metrics.judge_request_duration.labels(model).observe(time.perf_counter() - started)
-        self.metrics.judge_requests.labels(model, "ok").inc()
+        self.metrics.judge_request_duration.labels(provider, model).observe(
+            time.perf_counter() - started)
+        self.metrics.judge_requests.labels(provider, model, "ok").inc()
         used = reply.input_tokens + reply.output_tokens
-        self.metrics.judge_tokens.labels(model, "input").inc(reply.input_tokens)
-        self.metrics.judge_tokens.labels(model, "output").inc(reply.output_tokens)
+        tokens = self.metrics.judge_tokens
+        tokens.labels(provider, model, "input").inc(reply.input_tokens)
+        tokens.labels(provider, model, "output").inc(reply.output_tokens)
+        tokens.labels(provider, model, "cached_input").inc(reply.cached_input_tokens)
+        tokens.labels(provider, model, "reasoning").inc(reply.reasoning_tokens)
         self.budget.charge(used)
         if self._tokens is not None:
             self._token_debt += used - charged

@@ -66,12 +66,15 @@ class ScorerSpec:
         sampling: which traces it scores (deterministic by trace id).
         filter: which runs it sees.
         timeout: seconds one run of it may take, judge calls included.
+        judge: the name of the configured judge whose limits its judge calls go through
+            (`default`: the `judge:` block).
     """
 
     scorer: Scorer
     sampling: NoSampling | RatioSampling = field(default_factory=NoSampling)
     filter: RunFilter = field(default_factory=RunFilter)
     timeout: float = 30.0
+    judge: str = "default"
 
     @property
     def id(self) -> str:

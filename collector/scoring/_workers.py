@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from collector._telemetry import Metrics
@@ -54,6 +54,7 @@ class WorkerPool:
         clock: wall clock, Unix seconds (score lag, backoff deadlines).
         source: the records' `source`: `LIVE` for received traffic, `TEST` for offline scoring.
         live: where the run objects of queued jobs and the records of scored ones are kept.
+        judges: judge name → (provider, budget) of the named judges (see `JobScorer`).
     """
 
     def __init__(self, specs: Sequence[ScorerSpec], queue: JobQueue,
@@ -63,7 +64,8 @@ class WorkerPool:
                  backoff_max: float = 60.0, poll_interval: float = 0.25,
                  clock: Callable[[], float] = time.time,
                  source: Literal["LIVE", "TEST"] = "LIVE",
-                 live: LiveCache | None = None) -> None:
+                 live: LiveCache | None = None,
+                 judges: Mapping[str, tuple[JudgeProvider, TokenBudget]] | None = None) -> None:
         if concurrency < 1 or export_batch < 1:
             raise ValueError("concurrency and export_batch must be at least 1")
         names = [sink.name for sink in sinks]
@@ -78,7 +80,7 @@ class WorkerPool:
         self.clock = clock
         self.live = live if live is not None else LiveCache()
         self.scorer = JobScorer(specs, metrics, provider=provider, budget=budget, source=source,
-                                live=self.live)
+                                live=self.live, judges=judges)
         # Leases the queue could not hand back (its storage refused the write) wait here until
         # it can write again. Scored records it could not store wait in `_results`.
         self.leases = Leases(queue)

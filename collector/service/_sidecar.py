@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from collector._telemetry import Metrics
-from collector.config import Config
+from collector.config import Config, JudgeConfig
 from collector.forward import Forwarder, ForwardingSink
 from collector.intake import (
     Assembly,
@@ -137,16 +137,18 @@ class Sidecar:
                                if self.forwarder is not None else self.ingest)
         j = config.judge
         self.budget = TokenBudget(j.daily_token_budget)
-        self.provider = LimitedProvider(
-            default_provider(), max_concurrency=j.max_concurrency,
-            requests_per_minute=j.requests_per_minute, tokens_per_minute=j.tokens_per_minute,
-            metrics=self.metrics, budget=self.budget,
-            api_key=j.api_key.get_secret_value() if j.api_key is not None else None,
-            base_url=j.base_url)
+        self.provider = _limited(j, self.metrics, self.budget)
+        # Each named judge is another service: its own limits, budget and credentials.
+        self.judges: dict[str, tuple[LimitedProvider, TokenBudget]] = {}
+        for name, named in config.judges.items():
+            budget = TokenBudget(named.daily_token_budget)
+            self.judges[name] = (_limited(named, self.metrics, budget), budget)
         live = LiveCache()
+        slots = j.max_concurrency + sum(n.max_concurrency for n in config.judges.values())
         self.workers = WorkerPool(specs, self.queue, self.sinks, self.metrics,
                                   provider=self.provider, budget=self.budget,
-                                  concurrency=max(32, 2 * j.max_concurrency), live=live)
+                                  concurrency=max(32, 2 * slots), live=live,
+                                  judges=self.judges)
         self.scheduler = Scheduler(specs, self.queue, self.metrics, on_jobs=self.workers.notify,
                                    live=live)
         processes = config.assembly.build_processes
@@ -216,10 +218,8 @@ class Sidecar:
         self.queue.recover()
         self.metrics.queue_depth.set(self.queue.depth())
         self.builder.start()
-        if any(spec.scorer.has_judge for spec in self.specs):
-            # The judge's SDK is imported on first use (~70 MiB, ~1 s): do it now, off the event
-            # loop, rather than stall every receiver at the first judge call.
-            await asyncio.to_thread(_import_judge_sdk)
+        # The judge's SDK (~70 MiB, ~1 s) is imported when the first judge job is picked up,
+        # in a worker thread (collector.scoring SdkWarmup): an idle sidecar never pays for it.
         await self.workers.start()
         if self.forwarder is not None:
             await self.forwarder.start()
@@ -308,10 +308,14 @@ def _dir_writable(path: Path) -> bool:
     return True
 
 
-def _import_judge_sdk() -> None:
-    from scorers.judge import default_model
-
-    default_model()  # imports the provider's SDK and reads its model list
+def _limited(judge: JudgeConfig, metrics: Metrics, budget: TokenBudget) -> LimitedProvider:
+    """The provider a judge's calls go through: its limits around the real providers."""
+    return LimitedProvider(
+        default_provider(), max_concurrency=judge.max_concurrency,
+        requests_per_minute=judge.requests_per_minute,
+        tokens_per_minute=judge.tokens_per_minute, metrics=metrics, budget=budget,
+        api_key=judge.api_key.get_secret_value() if judge.api_key is not None else None,
+        base_url=judge.base_url, provider=judge.provider)
 
 
 def _rss_mib() -> float:

@@ -554,11 +554,11 @@ evaluation_interval: 1m
 tests:
   - interval: 1m
     input_series:
-      - series: 'scorecar_judge_requests_total{{namespace="agents",pod="p",model="m",outcome="ok"}}'
+      - series: 'scorecar_judge_requests_total{{namespace="agents",pod="p",provider="openai",model="m",outcome="ok"}}'
         values: '0+10x40'
-      - series: 'scorecar_judge_requests_total{{namespace="agents",pod="p",model="m",outcome="retryable"}}'
+      - series: 'scorecar_judge_requests_total{{namespace="agents",pod="p",provider="openai",model="m",outcome="retryable"}}'
         values: '0+5x40'
-      - series: 'scorecar_judge_requests_total{{namespace="agents",pod="p",model="m",outcome="auth"}}'
+      - series: 'scorecar_judge_requests_total{{namespace="agents",pod="p",provider="openai",model="m",outcome="auth"}}'
         values: '0x40'
       - series: 'scorecar_score_sum{{namespace="agents",scorer="completeness",agent="weather"}}'
         values: '0+3x40'
@@ -576,10 +576,10 @@ tests:
       - eval_time: 30m
         alertname: ScorecarJudgeErrors
         exp_alerts:
-          - exp_labels: {{severity: warning, team: ml, namespace: agents, pod: p, model: m}}
+          - exp_labels: {{severity: warning, team: ml, namespace: agents, pod: p, provider: openai, model: m}}
             exp_annotations:
               summary: "scorecar: 33.33% of judge requests to m fail"
-              description: "More than 10% of judge requests failed over 10 minutes (outcome retryable: rate limits or provider errors; refused: bad requests). Judge scorers are failing or falling behind."
+              description: "More than 10% of judge requests failed over 10 minutes (outcome retryable: rate limits or provider errors; refused: bad requests; quota: the key's quota is used up; unknown_model: no such model or deployment). Judge scorers are failing or falling behind."
       - eval_time: 30m
         alertname: ScorecarJudgeAuthFailing
         exp_alerts: []

@@ -72,11 +72,11 @@ def make_run(text_in: str = "hello there", text_out: str = "hello there",
 # --------------------------------------------------------------------------- defaults
 
 
-# DESIGN §8 is written ahead of the code: keys the open issues add (named judges and providers
-# of the judge issue, conversations) are listed here until they exist. Each entry is a dotted key whose default in
-# the table is not (yet) the code's; the test fails when one is implemented and still listed.
+# DESIGN §8 is written ahead of the code: keys the open issues add (conversations) are listed
+# here until they exist. Each entry is a dotted key whose default in the table is not (yet) the
+# code's; the test fails when one is implemented and still listed.
 NOT_YET = {
-    "judge.api_key_env", "judge.api_version", "judge.headers", "judges", "conversations",
+    "conversations",
 }
 
 
@@ -272,6 +272,7 @@ def test_env_override_of_a_whole_section_and_its_errors() -> None:
         "assembly.quiet_period: Input should be a valid number, unable to parse string as a "
         "number (from SCORECAR_ASSEMBLY__QUIET_PERIOD)",
         "judge.modle: unknown key (valid keys: model, api_key_env, api_key_file, base_url, "
+        "api_version, headers, "
         "max_concurrency, requests_per_minute, tokens_per_minute, daily_token_budget, timeout, "
         "max_retries, max_retry_after, redact_pii) (from SCORECAR_JUDGE__MODLE)",
     ]
@@ -305,7 +306,8 @@ def test_key_from_env_reaches_the_judge_scorers(tmp_path: Path) -> None:
     assert isinstance(retry, StreamErrorRetryProcessor)
     assert (retry.max_retries, retry.max_retry_after) == (2, 7.0)
     assert callable(retry.delay) and [retry.delay(n) for n in range(3)] == [1.0, 2.0, 4.0]
-    assert [type(p) for p in judge.input_processors or []] == [PiiRedactor]
+    assert judge.redact_pii is True
+    assert [type(p) for p in judge.resolve().input_processors] == [PiiRedactor]
     assert completeness.scorer.judge is None and not completeness.scorer.has_judge
     # the key is nowhere to be seen
     for text in (repr(config), str(config), repr(config.judge), repr(relevancy),
@@ -543,7 +545,8 @@ def test_masked_dict_hides_secrets() -> None:
     assert masked["forward"]["headers"] == {"x-api-key": "***"}
     assert masked["scorers"][0]["options"] == {"api_token": "***", "threshold": 0.5}
     assert masked["judge"]["api_key"] is None
-    assert list(masked) == ["receivers", "assembly", "storage", "limits", "judge", "scorers",
+    assert list(masked) == ["receivers", "assembly", "storage", "limits", "judge", "judges",
+                            "scorers",
                             "exporters", "forward"]
 
 

@@ -106,7 +106,8 @@ async def test_requests_per_minute_bucket_makes_the_next_call_wait(
     await settle()
     assert third.done() and inner.calls == 3
     await third
-    assert sample(metrics, "scorecar_judge_requests_total", model=MODEL, outcome="ok") == 3
+    assert sample(metrics, "scorecar_judge_requests_total", provider="anthropic", model=MODEL,
+                  outcome="ok") == 3
 
 
 async def test_tokens_per_minute_charges_the_estimate_then_the_real_usage(
@@ -133,8 +134,10 @@ async def test_tokens_per_minute_charges_the_estimate_then_the_real_usage(
     await settle()
     assert blocked.done() and inner.calls == 4
     await blocked
-    assert sample(metrics, "scorecar_judge_tokens_total", model=MODEL, type="input") == 600
-    assert sample(metrics, "scorecar_judge_tokens_total", model=MODEL, type="output") == 200
+    assert sample(metrics, "scorecar_judge_tokens_total", provider="anthropic", model=MODEL,
+                  type="input") == 600
+    assert sample(metrics, "scorecar_judge_tokens_total", provider="anthropic", model=MODEL,
+                  type="output") == 200
     assert limited.budget.used == 800
 
 
@@ -171,12 +174,16 @@ async def test_outcomes_are_classified_from_real_sdk_errors(fake_anthropic: Fake
             await limited.complete(req)
     reply = await limited.complete(req)
     assert reply.text == "Fine."
-    counts = {outcome: sample(metrics, "scorecar_judge_requests_total", model=MODEL,
-                              outcome=outcome)
+    counts = {outcome: sample(metrics, "scorecar_judge_requests_total", provider="anthropic",
+                              model=MODEL, outcome=outcome)
               for outcome in ("ok", "retryable", "auth", "refused", "error")}
     assert counts == {"ok": 1, "retryable": 1, "auth": 1, "refused": 1, "error": 0}
-    assert sample(metrics, "scorecar_judge_request_duration_seconds_count", model=MODEL) == 4
-    assert sample(metrics, "scorecar_judge_tokens_total", model=MODEL, type="input") == 11
+    assert sample(metrics, "scorecar_judge_request_duration_seconds_count",
+                  provider="anthropic", model=MODEL) == 4
+    assert sample(metrics, "scorecar_judge_tokens_total", provider="anthropic", model=MODEL,
+                  type="input") == 11
+    assert sample(metrics, "scorecar_judge_tokens_total", provider="anthropic", model=MODEL,
+                  type="cached_input") == 0
 
 
 async def test_judge_block_credentials_reach_scorers_without_their_own(

@@ -251,7 +251,8 @@ async def test_judge_scorers_run_under_the_limited_provider(
     assert sorted(r.score or 0.0 for r in sink.records) == [0.2, 0.5, 0.9]  # one reply per job
     assert len(fake_anthropic.requests) == 3
     model = sink.records[0].judge["generate_score"].executions[0].judge_model_id
-    assert sample(metrics, "scorecar_judge_requests_total", model=model, outcome="ok") == 3
+    assert sample(metrics, "scorecar_judge_requests_total", provider="anthropic", model=model,
+                  outcome="ok") == 3
     assert provider.budget.used == 3 * (11 + 7)
 
 
@@ -290,7 +291,8 @@ async def test_judge_401_fails_without_retry_and_is_reported_once(
     assert len(reports) == 1
     assert fake_anthropic.api_key not in caplog.text
     model = sink.records[0].judge["generate_score"].executions[0].judge_model_id
-    assert sample(metrics, "scorecar_judge_requests_total", model=model, outcome="auth") == 3
+    assert sample(metrics, "scorecar_judge_requests_total", provider="anthropic", model=model,
+                  outcome="auth") == 3
 
 
 # ------------------------------------------------------------------------ kill -9

@@ -1,5 +1,6 @@
-"""The seven judge built-ins end to end: the real `anthropic` client against the fake Messages
-API on a loopback port, with scripted structured replies.
+"""The seven judge built-ins end to end, through both providers: the real `anthropic` client
+against the fake Messages API, and the real `openai` client against the strict fake OpenAI
+server (`tests.fakes.judge_servers`), on loopback ports, with scripted structured replies.
 
 Covers, per scorer: the score from a verdict mix, the number of judge calls, the reason step,
 the single format fallback after a malformed reply, and the not-scorable cases; then the
@@ -39,6 +40,7 @@ from scorers.judge import Judge
 from scorers.redact import PiiRedactor
 from scorers.types import AgentRunInput, Message, RunTarget, ScorerRun, SystemMessage
 from tests.fakes.fake_anthropic import FakeAnthropic, structured, text
+from tests.fakes.judge_servers import JUDGE_MODELS, OpenAIJudgeServer
 
 REASON = "The score is what it is because of the verdicts."
 
@@ -61,8 +63,17 @@ def make_run(question: str = "What is the weather in Paris?",
                                         "content": {"content": answer, "parts": parts}})])
 
 
-def judge_for(fake: FakeAnthropic, **fields: Any) -> Judge:
-    return Judge(api_key=fake.api_key, base_url=fake.base_url, **fields)
+@pytest.fixture(params=["anthropic", "openai"])
+def fake_anthropic(request: pytest.FixtureRequest, fake_anthropic: FakeAnthropic) -> Any:
+    """The judge server of each provider, scripted the same way (see `judge_servers`)."""
+    if request.param == "anthropic":
+        return fake_anthropic
+    return OpenAIJudgeServer(request.getfixturevalue("fake_openai"))
+
+
+def judge_for(fake: Any, **fields: Any) -> Judge:
+    model = JUDGE_MODELS["openai" if isinstance(fake, OpenAIJudgeServer) else "anthropic"]
+    return Judge(api_key=fake.api_key, base_url=fake.base_url, model=model, **fields)
 
 
 ALIGNMENT = {
