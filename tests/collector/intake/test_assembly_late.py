@@ -138,3 +138,85 @@ def test_the_ended_copy_of_a_span_wins_when_a_trace_is_rebuilt_from_its_bodies()
     for r in ready:
         assert all(s.end_time_unix_nano for s in r.trace.spans)
         assert all(run.target and run.target.ended_at for run in build_runs(r.trace).runs)
+
+
+# --------------------------------------------------------------------------- remembered bodies
+
+
+def _two_trace_bodies() -> tuple[Body, list[Span], Body, list[LogEvent]]:
+    """The events capture as one request of both traces' spans and one of their records."""
+    import json
+
+    docs = [json.loads(line) for line in EVENTS.read_bytes().splitlines()]
+    spans = Body("traces_json", json.dumps(
+        {"resourceSpans": [rs for d in docs for rs in d.get("resourceSpans", [])]}).encode())
+    logs = Body("logs_json", json.dumps(
+        {"resourceLogs": [rl for d in docs for rl in d.get("resourceLogs", [])]}).encode())
+    decoded_spans = decode_body(spans.kind, spans.data).spans
+    assert len({s.trace_id for s in decoded_spans}) == 2
+    return spans, decoded_spans, logs, decode_body(logs.kind, logs.data).logs
+
+
+def test_a_body_shared_by_two_traces_is_counted_once_and_freed_with_them() -> None:
+    asm, _, clock = make()
+    asm.late_window = 100.0
+    body, spans, logs_body, logs = _two_trace_bodies()
+    asm.add(spans, [], None, body)
+    asm.add([], logs, None, logs_body)
+    settle(asm, clock, 30.0)
+    assert asm.remembered_traces == 2
+    assert asm.remembered_bytes == len(body.data) + len(logs_body.data)  # each counted once
+    clock.now += 100.0  # past the late window
+    asm.add([Span("f" * 32, "d" * 16, "x", None)], [], None)  # any arrival forgets old ones
+    assert asm.remembered_traces == 0 and asm.remembered_bytes == 0
+
+
+def test_a_rebuild_from_a_shared_body_takes_only_its_own_traces_records() -> None:
+    asm, _, clock = make()
+    body, spans, logs_body, logs = _two_trace_bodies()
+    tid_a = spans[0].trace_id
+    asm.add(spans, [], None, body)  # both traces' spans, the records held back
+    settle(asm, clock)
+    asm.add([], logs, None, logs_body)  # both traces' records, late, in one request
+    ready = settle(asm, clock)
+    assert {r.trace.trace_id for r in ready} == {s.trace_id for s in spans}
+    for r in ready:
+        assert r.late and r.trace.logs
+        assert all(lg.trace_id == r.trace.trace_id for lg in r.trace.logs)
+        assert all(s.trace_id == r.trace.trace_id for s in r.trace.spans)
+    # and once more: a further late record of one trace rebuilds it from both bodies
+    extra = LogEvent("gen_ai.user.message", tid_a, spans[0].span_id, 7, {}, {"content": "x"})
+    asm.add([], [extra], None)
+    [again] = settle(asm, clock)
+    assert again.trace.trace_id == tid_a
+    assert all(lg.trace_id == tid_a for lg in again.trace.logs)
+    assert len(again.trace.logs) == 1 + sum(lg.trace_id == tid_a for lg in logs)
+
+
+def test_after_the_hand_over_an_unfinished_copy_is_a_duplicate_and_children_are_late() -> None:
+    """A span re-sent unfinished after its ended copy was handed over is a duplicate; a new
+    span under a handed-over span, and that new span's own children, are late pieces of it."""
+    asm, metrics, clock = make()
+    root = Span("a" * 32, "1" * 16, "invoke_agent a", None, "INTERNAL", 1, 9, attributes={
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"})
+    asm.add([root], [], None)
+    settle(asm, clock)
+    unfinished = Span(root.trace_id, root.span_id, root.name, None, "INTERNAL", 1, 0,
+                      attributes=dict(root.attributes))
+    dup = reason(metrics, "duplicate")
+    asm.add([unfinished], [], None)
+    assert reason(metrics, "duplicate") == dup + 1 and settle(asm, clock) == []
+    child = Span(root.trace_id, "2" * 16, "tool", root.span_id, "INTERNAL", 2, 3)
+    grandchild = Span(root.trace_id, "3" * 16, "http", child.span_id, "CLIENT", 2, 3)
+    asm.add([grandchild, child], [], None)
+    assert reason(metrics, "late") == 2
+    [ready] = settle(asm, clock)
+    assert ready.late and {s.span_id for s in ready.trace.spans} == {"1" * 16, "2" * 16, "3" * 16}
+
+
+def test_log_records_without_a_time_are_told_apart_by_their_body() -> None:
+    asm, metrics, clock = make()
+    a = LogEvent("gen_ai.user.message", "b" * 32, "1" * 16, 0, {}, {"content": "one"})
+    b = LogEvent("gen_ai.user.message", "b" * 32, "1" * 16, 0, {}, {"content": "two"})
+    asm.add([], [a, b, a], None)
+    assert reason(metrics, "duplicate") == 1 and asm.pending_spans == 2
